@@ -1,0 +1,14 @@
+"""lmzip: lossless compression with a language model's next-token predictions."""
+
+import os as _os
+
+# MKL's results may depend on memory alignment unless this is set before torch loads; it costs
+# nothing and removes one way for the encoder and decoder to disagree (see codec.py).
+_os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
+
+from .api import LMCompressor, Result, compress, decompress, inspect  # noqa: E402
+from .errors import FormatError, IntegrityError, LmzipError, ModelNotFound  # noqa: E402
+
+__version__ = "0.1.0"
+__all__ = ["LMCompressor", "Result", "compress", "decompress", "inspect", "LmzipError", "FormatError",
+           "IntegrityError", "ModelNotFound", "__version__"]

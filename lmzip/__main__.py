@@ -1,0 +1,5 @@
+"""``python -m lmzip``."""
+
+from .cli import main
+
+main()

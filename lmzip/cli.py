@@ -1,0 +1,191 @@
+"""The `lmzip` command: parse, call the library, print. Exit 0 ok, 1 error, 2 warning."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__, files, ui
+from .errors import LmzipError
+
+CTX = {"help_option_names": ["-h", "--help"]}
+
+
+@click.group(context_settings=CTX)
+@click.version_option(__version__, "-V", "--version", prog_name="lmzip")
+def main() -> None:
+    """Lossless compression with a language model's next-token predictions."""
+
+
+def io_options(f):
+    """The options compress and decompress share (gzip/xz/zstd conventions)."""
+    opts = [
+        click.argument("inputs", nargs=-1, type=click.Path(path_type=str)),
+        click.option("-c", "--stdout", "to_stdout", is_flag=True, help="Write to standard output."),
+        click.option("-o", "--output", type=click.Path(path_type=Path), help="Output file (one input only)."),
+        click.option("-f", "--force", is_flag=True, help="Overwrite existing files; write binary to a terminal."),
+        click.option("-k", "--keep", is_flag=True, help="Keep the input (the default)."),
+        click.option("--rm", "remove", is_flag=True, help="Delete the input after a verified round trip."),
+        click.option("-S", "--suffix", default=files.SUFFIX, show_default=True, help="Suffix of compressed files."),
+        click.option("-m", "--model", help="Model name or folder (compress: default gpt-small)."),
+        click.option("--device", default="cpu", show_default=True, help="cpu or cuda."),
+        click.option("-v", "--verbose", is_flag=True, help="More detail."),
+        click.option("-q", "--quiet", is_flag=True, help="No summary lines and no progress bar."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+@main.command()
+@io_options
+@click.option("--threads", default=1, show_default=True, help="Intra-op threads (recorded in the file).")
+@click.option("--segment", type=int, help="Segment length in tokens (default: chosen from the input size).")
+def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, verbose, quiet,
+             threads, segment) -> None:
+    """Compress FILES (or standard input) to FILE.lmz."""
+    from .api import LMCompressor
+
+    state: dict = {}
+
+    def run(data: bytes):
+        if "c" not in state:
+            state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment)
+        with ui.progress("compress", not quiet) as bar:
+            res = state["c"].compress_ex(data, bar)
+        if remove and state["c"].decompress(res.blob) != data:
+            raise LmzipError("round-trip check failed; input kept")
+        ideal = res.ideal_bits / max(1, len(data))
+        note = f", model {res.header.model_name}, ideal {ideal:.3f} bpb" if not res.header.stored else ", stored"
+        return res.blob, note
+
+    _each(inputs, run, "compress", to_stdout, output, force, remove, suffix, quiet, verbose)
+
+
+@main.command()
+@io_options
+def decompress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, verbose, quiet) -> None:
+    """Decompress FILE.lmz (or standard input) to FILE."""
+    from .api import decompress as dec
+
+    def run(blob: bytes):
+        with ui.progress("decompress", not quiet) as bar:
+            return dec(blob, model=model, progress=bar), ""
+
+    _each(inputs, run, "decompress", to_stdout, output, force, remove, suffix, quiet, verbose)
+
+
+def _each(inputs, run, mode, to_stdout, output, force, remove, suffix, quiet, verbose) -> None:
+    """Apply ``run`` to every input with the file conventions; exit with the worst status."""
+    names = list(inputs) or ["-"]
+    if output is not None and len(names) > 1:
+        _exit_error("-o takes one input only")
+    if output is not None and to_stdout:
+        _exit_error("-o and -c cannot be used together")
+    status = ui.OK
+    for name in names:
+        try:
+            _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet)
+        except files.Skip as e:
+            ui.error(str(e))
+            status = max(status, ui.WARNING)
+        except LmzipError as e:
+            ui.error(str(e))
+            status = ui.ERROR
+        except KeyboardInterrupt:
+            ui.error("interrupted; no output was written")
+            sys.exit(130)
+    sys.exit(status)
+
+
+def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet) -> None:
+    stdin = name == "-"
+    src = None if stdin else Path(name)
+    if to_stdout or (stdin and output is None):
+        dst = None
+    elif output is not None:
+        dst = output
+    else:
+        dst = files.compressed_name(src, suffix) if mode == "compress" else files.decompressed_name(src, suffix)
+    if dst is None and mode == "compress" and ui.stdout_is_terminal() and not force:
+        raise LmzipError("refusing to write compressed data to a terminal (use -f to force)")
+    if dst is not None and dst.exists() and not force:
+        raise LmzipError(f"{dst}: already exists; use -f to overwrite")
+    data = sys.stdin.buffer.read() if stdin else files.read_input(src)
+    try:
+        result, note = run(data)
+    except files.Skip:
+        raise
+    except LmzipError as e:
+        raise LmzipError(f"{name}: {e}") from e
+    if dst is None:
+        sys.stdout.buffer.write(result)
+        sys.stdout.buffer.flush()
+    else:
+        files.write_atomic(dst, result, force, like=src)
+    if remove and src is not None and dst is not None:
+        files.remove_input(src)
+    if not quiet:
+        orig, comp = (len(data), len(result)) if mode == "compress" else (len(result), len(data))
+        bpb = 8 * comp / max(1, orig)
+        where = f" -> {dst}" if dst is not None else ""
+        ui.err.print(f"{name}: {bpb:.3f} bpb ({ui.human(orig)} => {ui.human(comp)}{note}){where}", markup=False)
+
+
+def _exit_error(message: str) -> None:
+    ui.error(message)
+    sys.exit(ui.ERROR)
+
+
+@main.command("test")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option("-m", "--model", help="Model folder to decode with (default: found by the file's id).")
+@click.option("-q", "--quiet", is_flag=True)
+def test_cmd(inputs, model, quiet) -> None:
+    """Decode FILES and verify them against their checksums; write nothing."""
+    from .api import decompress as dec
+
+    status = ui.OK
+    for name in inputs:
+        try:
+            with ui.progress("test", not quiet) as bar:
+                dec(files.read_input(Path(name)), model=model, progress=bar)
+            if not quiet:
+                ui.err.print(f"{name}: OK", markup=False)
+        except LmzipError as e:
+            ui.error(f"{name}: {e}")
+            status = ui.ERROR
+    sys.exit(status)
+
+
+@main.command("list")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_cmd(inputs, as_json) -> None:
+    """Show the header of .lmz FILES (no model is loaded)."""
+    from .views import list_headers
+
+    sys.exit(list_headers(inputs, as_json))
+
+
+main.add_command(list_cmd, "info")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def models(as_json) -> None:
+    """List the installed models."""
+    from .views import list_models
+
+    list_models(as_json)
+
+
+def _register_extra() -> None:
+    from .cli_train import train_cmd
+
+    main.add_command(train_cmd, "train")
+
+
+_register_extra()

@@ -1,0 +1,165 @@
+"""bytes <-> tokens <-> predictions <-> range coder <-> container.
+
+THE DETERMINISM RULE (everything else in lmzip relies on it, and only this module applies it):
+the decoder must compute bit-identical probabilities to the encoder, because constriction's
+quantization turns one ulp of difference into a broken stream. So the encoder never takes a
+shortcut: both sides run `_lockstep`, the same batched step-by-step path (never a full-sequence
+forward pass in place of steps), with the same batch shape (finished segments keep being fed a
+padding token), the same positions and window re-priming, the same dtype, device class and
+intra-op thread count (recorded in the header and re-applied by the decoder), no torch.compile,
+and the one quantization function `quantize`. A different CPU family or torch build can still
+change the bits; the header records what we know and the CRC32 of the original catches the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .checkpoint import LoadedModel
+from .coder import Decoder, Encoder, ideal_bits
+from .errors import FormatError, IntegrityError
+from .format import Header, crc32, verify
+
+Progress = Callable[[int, int], None]  # called with (tokens coded so far, tokens in all)
+MIN_SEGMENT = 1024  # tokens; shorter segments lose too much context at their cold start
+MAX_BATCH = 128  # segments side by side; more gains little speed on a CPU
+
+
+@dataclass
+class Settings:
+    """The computation settings a file records so its decoder can repeat them exactly."""
+
+    device: str = "cpu"
+    threads: int = 1
+    dtype: str = "float32"
+
+
+def cpu_isa() -> str:
+    """The CPU kernel family torch dispatches to here (part of what decides the bits)."""
+    cap = str(torch.backends.cpu.get_cpu_capability()).lower()
+    return "avx512" if "avx512" in cap else "avx2" if "avx2" in cap else "default"
+
+
+@contextlib.contextmanager
+def computation(settings: Settings) -> Iterator[None]:
+    """Apply the recorded thread count for the duration of a coding run, then restore it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(settings.threads)
+    try:
+        with torch.inference_mode():
+            yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def quantize(logits: torch.Tensor) -> np.ndarray:
+    """The single logits -> coder-probabilities function both sides call: float32 softmax rows."""
+    return torch.softmax(logits.float(), dim=-1).cpu().numpy()
+
+
+def segment_length(n_tokens: int, min_segment: int = MIN_SEGMENT, max_batch: int = MAX_BATCH) -> int:
+    """Choose how long each side-by-side segment is: long enough for context, few enough rows."""
+    return max(1, min(max(n_tokens, 1), max(min_segment, math.ceil(n_tokens / max_batch))))
+
+
+def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code, progress: Progress | None):
+    """Step all segments together; ``code(t, active_rows, probs)`` returns those rows' tokens."""
+    pred = model.predictor
+    B, L = len(lengths), int(lengths.max())
+    toks = np.zeros((B, L), dtype=np.int64)
+    state = pred.start(B)
+    inp = torch.full((B,), pred.bos, dtype=torch.long, device=settings.device)
+    done = 0
+    for t in range(L):
+        logits, state = pred.step(inp, state)
+        probs = quantize(logits)
+        active = np.flatnonzero(lengths > t)
+        toks[active, t] = code(t, active, probs if len(active) == B else probs[active])
+        inp = torch.from_numpy(toks[:, t].copy()).to(settings.device)
+        done += len(active)
+        if progress:
+            progress(done, int(lengths.sum()))
+    return toks
+
+
+def _layout(n_tokens: int, seg: int) -> np.ndarray:
+    """Lengths of the segments: all ``seg`` long but the last."""
+    B = -(-n_tokens // seg)
+    lengths = np.full(B, seg, dtype=np.int64)
+    lengths[-1] = n_tokens - seg * (B - 1)
+    return lengths
+
+
+def _segments(tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    seg = int(lengths[0])
+    out = np.zeros((len(lengths), seg), dtype=np.int64)
+    out.flat[: len(tokens)] = tokens
+    return out
+
+
+def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
+           segment: int | None = None) -> tuple[bytes, Header, float]:
+    """Code ``data``; returns the whole .lmz file, its header and the model's ideal bits (Σ -log2 p)."""
+    tokens = model.tokenizer.encode(data)
+    if model.tokenizer.decode(tokens) != data:  # cannot happen with our tokenizers; never trust it
+        raise IntegrityError("the tokenizer does not round-trip this input")
+    head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name,
+                  n_tokens=len(tokens), device=settings.device.split(":")[0], dtype=settings.dtype,
+                  threads=settings.threads, isa=cpu_isa() if settings.device == "cpu" else "none")
+    if len(tokens) == 0:
+        return _stored(data, head), head, 0.0
+    head.segment_length = segment or segment_length(len(tokens))
+    lengths = _layout(len(tokens), head.segment_length)
+    segs, enc, bits = _segments(tokens, lengths), Encoder(), [0.0]
+
+    def code(t: int, rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
+        sym = segs[rows, t]
+        bits[0] += float(ideal_bits(sym, probs).sum())
+        return enc.code(sym, probs)
+
+    with computation(settings):
+        _lockstep(model, lengths, settings, code, progress)
+    payload = enc.finish()
+    if len(payload) >= len(data):  # coding would not shrink it: store the input as it is
+        return _stored(data, head), head, bits[0]
+    head.payload_length = len(payload)
+    return head.pack() + payload, head, bits[0]
+
+
+def _stored(data: bytes, head: Header) -> bytes:
+    head.stored, head.model_id, head.model_name = True, bytes(16), ""
+    head.n_tokens = head.segment_length = 0
+    head.payload_length = len(data)
+    return head.pack() + data
+
+
+def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Progress | None = None) -> bytes:
+    """The mirror image of ``encode``: rebuild the tokens step by step, then check the CRC32."""
+    if head.stored:
+        return verify(head, payload)
+    assert model is not None, "a coded file needs its model"
+    settings = Settings(device=head.device, threads=head.threads, dtype=head.dtype)
+    lengths = _layout(head.n_tokens, head.segment_length)
+    try:
+        dec = Decoder(payload)
+    except ValueError as e:
+        raise FormatError(f"corrupt data ({e})") from e
+
+    def code(t: int, rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
+        return dec.code(None, probs)
+
+    try:
+        with computation(settings):
+            toks = _lockstep(model, lengths, settings, code, progress)
+    except (ValueError, KeyError, RuntimeError) as e:
+        raise IntegrityError(f"corrupt data (the range decoder failed: {e})") from e
+    tokens = np.concatenate([toks[i, : lengths[i]] for i in range(len(lengths))])
+    data = model.tokenizer.decode(tokens)
+    isa = "" if head.isa in ("none", cpu_isa()) else f" (written on a {head.isa} CPU, decoded on {cpu_isa()})"
+    return verify(head, data, isa)

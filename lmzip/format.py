@@ -1,0 +1,146 @@
+"""The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
+
+Layout (little-endian), format version 1:
+
+| offset | size | field |
+|---|---|---|
+| 0 | 4 | magic `89 4C 4D 5A` (`\\x89LMZ`; the first byte is not ASCII) |
+| 4 | 1 | format version (1) |
+| 5 | 1 | flags: bit 0 = stored (payload is the raw input); bits 1-7 reserved, must be 0 |
+| 6 | 1 | device class of the computation (0 = cpu, 1 = cuda) |
+| 7 | 1 | dtype of the computation (0 = float32) |
+| 8 | 1 | intra-op threads of the computation |
+| 9 | 1 | CPU kernel family (0 = none/unknown, 1 = default, 2 = avx2, 3 = avx512) |
+| 10 | 2 | reserved, must be 0 |
+| 12 | 8 | original length in bytes |
+| 20 | 8 | payload length in bytes |
+| 28 | 4 | CRC32 of the original bytes |
+| 32 | 16 | model id (first 16 bytes of a sha256 over weights, architecture and tokenizer; 0 when stored) |
+| 48 | 8 | number of tokens |
+| 56 | 4 | segment length in tokens (segments are coded side by side as one batch) |
+| 60 | 1 | N = length of the model name |
+| 61 | N | model name (UTF-8) |
+| 61+N | 4 | CRC32 of bytes 0 .. 61+N (the header itself) |
+| 65+N | … | payload: range-coder words (uint32 LE), or the raw input when stored |
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+from .errors import FormatError, IntegrityError
+
+MAGIC = b"\x89LMZ"
+VERSION = 1
+FLAG_STORED = 0x01
+KNOWN_FLAGS = FLAG_STORED
+DEVICES = {0: "cpu", 1: "cuda"}
+DTYPES = {0: "float32"}
+ISAS = {0: "none", 1: "default", 2: "avx2", 3: "avx512"}
+_FIXED = struct.Struct("<4sBBBBBBH QQI 16s QI B")  # 61 bytes
+
+
+@dataclass
+class Header:
+    """Everything the decoder needs besides the model weights."""
+
+    original_length: int
+    crc32: int
+    stored: bool = False
+    model_id: bytes = bytes(16)
+    model_name: str = ""
+    n_tokens: int = 0
+    segment_length: int = 0
+    device: str = "cpu"
+    dtype: str = "float32"
+    threads: int = 1
+    isa: str = "none"
+    payload_length: int = 0
+    version: int = VERSION
+
+    @property
+    def n_segments(self) -> int:
+        """How many segments were coded side by side."""
+        if self.stored or self.n_tokens == 0:
+            return 0
+        return -(-self.n_tokens // self.segment_length)
+
+    def pack(self) -> bytes:
+        """The header bytes, its own CRC32 last."""
+        name = self.model_name.encode("utf-8")
+        if len(name) > 255:
+            raise ValueError("model name longer than 255 bytes")
+        flags = FLAG_STORED if self.stored else 0
+        body = _FIXED.pack(
+            MAGIC, self.version, flags, _code(DEVICES, self.device), _code(DTYPES, self.dtype),
+            self.threads, _code(ISAS, self.isa), 0, self.original_length, self.payload_length,
+            self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
+        ) + name
+        return body + struct.pack("<I", zlib.crc32(body))
+
+    @property
+    def size(self) -> int:
+        """Header length in bytes."""
+        return _FIXED.size + len(self.model_name.encode("utf-8")) + 4
+
+
+def _code(table: dict[int, str], value: str) -> int:
+    for k, v in table.items():
+        if v == value:
+            return k
+    raise ValueError(f"cannot record {value!r} in the header")
+
+
+def unpack(blob: bytes) -> tuple[Header, bytes]:
+    """Parse and check a whole .lmz file; returns the header and the payload."""
+    if len(blob) < 4 or blob[:4] != MAGIC:
+        raise FormatError("not an lmzip file (bad magic)")
+    if len(blob) < 5:
+        raise FormatError("truncated header")
+    if blob[4] != VERSION:
+        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads version {VERSION})")
+    if len(blob) < _FIXED.size:
+        raise FormatError("truncated header")
+    f = _FIXED.unpack_from(blob)
+    n = f[-1]
+    end = _FIXED.size + n
+    if len(blob) < end + 4:
+        raise FormatError("truncated header")
+    (crc,) = struct.unpack_from("<I", blob, end)
+    if zlib.crc32(blob[:end]) != crc:
+        raise FormatError("corrupt header (header checksum mismatch)")
+    _, version, flags, dev, dt, threads, isa, reserved, olen, plen, ocrc, mid, ntok, seg, _ = f
+    if flags & ~KNOWN_FLAGS or reserved:
+        raise FormatError("unsupported header flags (written by a newer lmzip?)")
+    if dev not in DEVICES or dt not in DTYPES or isa not in ISAS:
+        raise FormatError("unsupported computation settings in the header (written by a newer lmzip?)")
+    try:
+        name = blob[_FIXED.size : end].decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError("corrupt header (model name is not UTF-8)") from e
+    h = Header(olen, ocrc, bool(flags & FLAG_STORED), mid, name, ntok, seg, DEVICES[dev], DTYPES[dt],
+               threads, ISAS[isa], plen, version)
+    payload = blob[end + 4 :]
+    if len(payload) < plen:
+        raise FormatError(f"truncated file ({len(payload)} of {plen} payload bytes)")
+    if len(payload) > plen:
+        raise FormatError(f"trailing garbage after the payload ({len(payload) - plen} bytes)")
+    if h.stored and plen != olen:
+        raise FormatError("corrupt header (stored payload length differs from the original length)")
+    if not h.stored and (seg == 0 and ntok > 0):
+        raise FormatError("corrupt header (zero segment length)")
+    return h, payload
+
+
+def crc32(data: bytes) -> int:
+    """The checksum recorded for the original bytes."""
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def verify(head: Header, data: bytes, note: str = "") -> bytes:
+    """Return ``data`` if it has the original's length and CRC32, else raise IntegrityError."""
+    if len(data) != head.original_length or crc32(data) != head.crc32:
+        raise IntegrityError("corrupt data: the decoded bytes fail the CRC32 check" + note)
+    return data

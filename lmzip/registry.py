@@ -1,0 +1,99 @@
+"""Names -> models: architecture presets (for training) and model folders (for coding).
+
+Shipped models live in ``lmzip/models/<name>/``; more folders can be added with the
+``LMZIP_MODELS`` environment variable (paths separated by ``os.pathsep``). Listing reads only
+``config.json`` files, so it needs no torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import LmzipError, ModelNotFound
+
+SHIPPED = Path(__file__).parent / "models"
+DEFAULT_MODEL = "gpt-small"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """An architecture and a tokenizer to train; pairs are matched in parameter count."""
+
+    model: dict[str, Any]
+    tokenizer: str  # "bytes" or "bpe<vocab>"
+
+
+PRESETS: dict[str, Preset] = {
+    "gpt-nano": Preset({"arch": "gpt", "vocab_size": 256, "n_layer": 2, "n_embd": 128, "n_head": 4,
+                        "n_kv_head": 1, "context": 256}, "bytes"),
+    "lstm-nano": Preset({"arch": "lstm", "vocab_size": 256, "n_layer": 2, "n_embd": 145, "context": 256}, "bytes"),
+    "gpt-small": Preset({"arch": "gpt", "vocab_size": 4096, "n_layer": 4, "n_embd": 256, "n_head": 4,
+                         "n_kv_head": 2, "context": 256}, "bpe4096"),
+    "lstm-small": Preset({"arch": "lstm", "vocab_size": 4096, "n_layer": 2, "n_embd": 384, "context": 256}, "bpe4096"),
+}
+
+
+def model_dirs() -> list[Path]:
+    """Where model folders are looked for, first match wins: LMZIP_MODELS, then shipped ones."""
+    extra = [Path(p) for p in os.environ.get("LMZIP_MODELS", "").split(os.pathsep) if p]
+    return extra + [SHIPPED]
+
+
+def available() -> dict[str, tuple[Path, dict[str, Any]]]:
+    """Every installed model: name -> (folder, its config.json)."""
+    out: dict[str, tuple[Path, dict[str, Any]]] = {}
+    for d in model_dirs():
+        if not d.is_dir():
+            continue
+        for sub in sorted(d.iterdir()):
+            cfg = sub / "config.json"
+            if sub.name not in out and cfg.is_file():
+                try:
+                    out[sub.name] = (sub, json.loads(cfg.read_text()))
+                except ValueError:
+                    continue
+    return out
+
+
+_CACHE: dict[Path, Any] = {}
+
+
+def load(name_or_path: str | Path | None = None):
+    """A LoadedModel from a model name, a model folder, or None for the default model."""
+    from .checkpoint import load_model  # torch is imported only when a model is really needed
+
+    key = str(name_or_path or DEFAULT_MODEL)
+    p = Path(key)
+    if p.is_dir() and (p / "config.json").is_file():
+        path, name = p.resolve(), p.name
+    elif key in available():
+        path, name = available()[key][0].resolve(), key
+    elif key in PRESETS:
+        raise LmzipError(f"{key!r} is an untrained preset; train it first (lmzip train --preset {key})")
+    else:
+        names = ", ".join(available()) or "none installed"
+        raise ModelNotFound(f"unknown model {key!r} (available: {names})")
+    if path not in _CACHE:
+        _CACHE[path] = load_model(path, name)
+    return _CACHE[path]
+
+
+def find_by_id(model_id: bytes, name: str, hint: str | Path | None = None):
+    """The model a file was written with, found by its id; a clear error names what is missing."""
+    if hint is not None:
+        m = load(hint)
+        if m.model_id == model_id:
+            return m
+        raise ModelNotFound(f"this file needs model {name!r} (id {model_id.hex()}), "
+                            f"but {str(hint)!r} has id {m.id_hex}")
+    models = available()
+    order = ([name] if name in models else []) + [n for n in models if n != name]
+    for n in order:
+        if models[n][1].get("id") == model_id.hex():
+            return load(n)
+    raise ModelNotFound(f"this file needs model {name!r} (id {model_id.hex()}), which is not installed "
+                        "here; put its folder in LMZIP_MODELS or pass it with -m")

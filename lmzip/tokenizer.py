@@ -1,0 +1,102 @@
+"""Tokenizers that round-trip every byte string: raw bytes, or a byte-level BPE.
+
+The BPE maps each byte to exactly one base symbol (its latin-1 character) before merging, so
+any input, valid UTF-8 or not, tokenizes and detokenizes to the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+# GPT-2's split pattern; with behavior="isolated" every character stays in some piece.
+SPLIT = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+class ByteTokenizer:
+    """One token per byte (vocabulary 256)."""
+
+    kind = "bytes"
+    vocab_size = 256
+
+    def encode(self, data: bytes) -> np.ndarray:
+        """Bytes -> token ids (int64)."""
+        return np.frombuffer(data, dtype=np.uint8).astype(np.int64)
+
+    def decode(self, ids: Iterable[int]) -> bytes:
+        """Token ids -> bytes."""
+        return bytes(np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids, dtype=np.uint8))
+
+    def token_bytes(self, i: int) -> bytes:
+        """The bytes of one token."""
+        return bytes([i])
+
+    def to_json(self) -> str:
+        """Serialized form stored beside the model."""
+        return json.dumps({"kind": "bytes"})
+
+
+class BPETokenizer:
+    """A Hugging Face `tokenizers` BPE over the 256 latin-1 base symbols."""
+
+    kind = "bpe"
+
+    def __init__(self, tok_json: str):
+        from tokenizers import Tokenizer
+
+        self._json = tok_json
+        self._tok = Tokenizer.from_str(tok_json)
+        self.vocab_size = self._tok.get_vocab_size()
+        vocab = self._tok.get_vocab()
+        self._pieces: list[bytes] = [b""] * self.vocab_size
+        for s, i in vocab.items():
+            self._pieces[i] = s.encode("latin-1")
+
+    def encode(self, data: bytes) -> np.ndarray:
+        ids = np.asarray(self._tok.encode(data.decode("latin-1"), add_special_tokens=False).ids, dtype=np.int64)
+        return ids
+
+    def encode_batch(self, docs: list[bytes]) -> list[np.ndarray]:
+        """Encode many documents in parallel (used for training data)."""
+        enc = self._tok.encode_batch([d.decode("latin-1") for d in docs], add_special_tokens=False)
+        return [np.asarray(e.ids, dtype=np.int64) for e in enc]
+
+    def decode(self, ids: Iterable[int]) -> bytes:
+        p = self._pieces
+        return b"".join(p[int(i)] for i in ids)
+
+    def token_bytes(self, i: int) -> bytes:
+        return self._pieces[i]
+
+    def to_json(self) -> str:
+        return self._json
+
+
+Tokenizer = ByteTokenizer | BPETokenizer
+
+
+def train_bpe(texts: Iterator[bytes], vocab_size: int) -> BPETokenizer:
+    """Learn a byte-level BPE of ``vocab_size`` symbols (256 of them the single bytes)."""
+    from tokenizers import Regex, models, pre_tokenizers, trainers
+    from tokenizers import Tokenizer as HFTokenizer
+
+    tok = HFTokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(SPLIT), behavior="isolated")
+    alphabet = [chr(i) for i in range(256)]
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, initial_alphabet=alphabet, show_progress=False, special_tokens=[]
+    )
+    tok.train_from_iterator((t.decode("latin-1") for t in texts), trainer=trainer)
+    out = BPETokenizer(tok.to_str())
+    assert all(out.token_bytes(out._tok.token_to_id(c)) == c.encode("latin-1") for c in alphabet)
+    return out
+
+
+def tokenizer_from_json(s: str) -> Tokenizer:
+    """Rebuild a tokenizer from its stored form."""
+    d = json.loads(s)
+    if d.get("kind") == "bytes":
+        return ByteTokenizer()
+    return BPETokenizer(s)

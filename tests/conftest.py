@@ -1,0 +1,61 @@
+"""Small seeded models, built in memory or saved to a temporary model folder."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lmzip.checkpoint import from_predictor, save_model
+from lmzip.model import GPTConfig, LSTMConfig, build_model
+from lmzip.tokenizer import ByteTokenizer, train_bpe
+
+TEXT = (b"The quick brown fox jumps over the lazy dog. " * 20 + "Ünïcödé текст 中文字符 🎉\n".encode() * 5)
+
+
+def tiny(arch: str, context: int = 16, vocab: int = 256, tok=None, steps: int = 40):
+    """A seeded predictor fitted for a few steps on TEXT (so it really compresses): deterministic."""
+    torch.manual_seed(1234)
+    if arch == "gpt":
+        m = build_model(GPTConfig(vocab_size=vocab, n_layer=1, n_embd=32, n_head=2, n_kv_head=1, context=context))
+    else:
+        m = build_model(LSTMConfig(vocab_size=vocab, n_layer=1, n_embd=32, context=context))
+    ids = torch.as_tensor((tok or ByteTokenizer()).encode(TEXT))
+    opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+    for i in range(steps):
+        starts = torch.arange(8) * ((len(ids) - context) // 8) + i % 7
+        y = torch.stack([ids[s : s + context] for s in starts.tolist()])
+        x = torch.cat([torch.full((8, 1), m.bos), y[:, :-1]], 1)
+        loss = torch.nn.functional.cross_entropy(m(x).flatten(0, 1), y.flatten())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return m.eval()
+
+
+@pytest.fixture(scope="session")
+def bpe():
+    return train_bpe(iter([TEXT * 3]), 300)
+
+
+@pytest.fixture(scope="session", params=["gpt", "lstm"])
+def byte_model(request):
+    return from_predictor(tiny(request.param), ByteTokenizer(), f"tiny-{request.param}")
+
+
+@pytest.fixture(scope="session")
+def gpt_model():
+    return from_predictor(tiny("gpt"), ByteTokenizer(), "tiny-gpt")
+
+
+@pytest.fixture(scope="session")
+def bpe_model(bpe):
+    return from_predictor(tiny("gpt", vocab=bpe.vocab_size, tok=bpe), bpe, "tiny-bpe")
+
+
+@pytest.fixture()
+def model_dir(tmp_path, monkeypatch):
+    """A model folder 'tiny-gpt' installed through LMZIP_MODELS; returns the folder."""
+    root = tmp_path / "models"
+    save_model(tiny("gpt"), ByteTokenizer(), root / "tiny-gpt")
+    monkeypatch.setenv("LMZIP_MODELS", str(root))
+    return root / "tiny-gpt"

@@ -1,0 +1,33 @@
+"""Write the committed golden files for the current format version (run by hand, once per version).
+
+Earlier versions' files stay committed forever: they prove old .lmz files keep decoding.
+    python -m tests.make_golden
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lmzip import codec, format
+from lmzip.checkpoint import load_model, save_model
+from lmzip.tokenizer import ByteTokenizer
+from tests.conftest import TEXT, tiny
+
+DATA = Path(__file__).parent / "data"
+
+
+def main() -> None:
+    DATA.mkdir(exist_ok=True)
+    (DATA / "golden.txt").write_bytes(TEXT[:600])
+    for arch in ("gpt", "lstm"):
+        folder = DATA / f"golden-{arch}"
+        if not folder.exists():
+            save_model(tiny(arch), ByteTokenizer(), folder)
+        model = load_model(folder)
+        blob, head, _ = codec.encode(TEXT[:600], model, codec.Settings(), segment=128)
+        assert not head.stored
+        (DATA / f"golden-{arch}-v{format.VERSION}.lmz").write_bytes(blob)
+
+
+if __name__ == "__main__":
+    main()

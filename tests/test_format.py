@@ -1,0 +1,92 @@
+"""The .lmz container: exact header bytes, and a clear error for every kind of bad input."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import pytest
+
+from lmzip import codec
+from lmzip import format as fmt
+from lmzip.errors import FormatError, IntegrityError
+from tests.conftest import TEXT
+
+GOLDEN_HEADER = bytes.fromhex(
+    "894c4d5a01000000010300000a000000000000000c000000000000007856341211111111111111111111111111111111"
+    "05000000000000000400000004646f6d6f"
+)
+
+
+def sample_header() -> fmt.Header:
+    return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=5, segment_length=4,
+                      isa="avx512", payload_length=12)
+
+
+def test_golden_header_bytes():
+    packed = sample_header().pack()
+    assert packed[:-4] == GOLDEN_HEADER
+    assert packed[-4:] == struct.pack("<I", zlib.crc32(GOLDEN_HEADER))
+    assert sample_header().size == len(packed) == 65 + 4
+
+
+def test_header_round_trip():
+    h = sample_header()
+    back, payload = fmt.unpack(h.pack() + b"x" * 12)
+    assert back == h and payload == b"x" * 12
+
+
+@pytest.fixture(scope="module")
+def blob(gpt_model):
+    out, head, _ = codec.encode(TEXT, gpt_model, codec.Settings())
+    assert not head.stored
+    return out
+
+
+def decode(blob: bytes, model):
+    head, payload = fmt.unpack(blob)
+    return codec.decode(head, payload, model)
+
+
+@pytest.mark.parametrize(
+    "mangle, message",
+    [
+        (lambda b: b"", "bad magic"),
+        (lambda b: b"hello world, not lmzip", "bad magic"),
+        (lambda b: b[:3], "bad magic"),
+        (lambda b: b[:10], "truncated header"),
+        (lambda b: b[:66], "truncated header"),
+        (lambda b: b[:-5], "truncated file"),
+        (lambda b: b + b"\0", "trailing garbage"),
+        (lambda b: b[:4] + b"\x09" + b[5:], "unsupported format version 9"),
+        (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], "corrupt header"),
+        (lambda b: b[:61] + bytes([b[61] ^ 0x40]) + b[62:], "corrupt header"),
+    ],
+)
+def test_bad_containers(blob, mangle, message):
+    with pytest.raises(FormatError, match=message):
+        fmt.unpack(mangle(blob))
+
+
+def test_reserved_flags_rejected(blob):
+    body = bytearray(blob[: fmt.unpack(blob)[0].size])
+    body[5] |= 0x80
+    fixed = bytes(body[:-4]) + struct.pack("<I", zlib.crc32(bytes(body[:-4])))
+    with pytest.raises(FormatError, match="unsupported header flags"):
+        fmt.unpack(fixed + blob[len(body):])
+
+
+@pytest.mark.parametrize("where", [0, 1, -1, -9])
+def test_payload_bit_flip_is_an_integrity_error(blob, gpt_model, where):
+    h = fmt.unpack(blob)[0]
+    pos = h.size + where if where >= 0 else len(blob) + where
+    bad = blob[:pos] + bytes([blob[pos] ^ 0x10]) + blob[pos + 1 :]
+    with pytest.raises(IntegrityError, match="corrupt data"):
+        decode(bad, gpt_model)
+
+
+def test_stored_payload_corruption_detected():
+    h = fmt.Header(3, fmt.crc32(b"abc"), stored=True, payload_length=3)
+    assert fmt.verify(h, b"abc") == b"abc"
+    with pytest.raises(IntegrityError):
+        decode(h.pack() + b"abd", None)

@@ -1,0 +1,77 @@
+"""The first test: bytes -> .lmz -> the same bytes, for every kind of input and layout."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from lmzip import codec
+from lmzip import format as fmt
+from tests.conftest import TEXT
+
+SETTINGS = codec.Settings()
+
+
+def roundtrip(data: bytes, model, segment=None, coded: bool | None = None) -> fmt.Header:
+    blob, head, _ = codec.encode(data, model, SETTINGS, segment=segment)
+    h, payload = fmt.unpack(blob)
+    if coded is not None:
+        assert h.stored is not coded
+    assert h == head
+    assert codec.decode(h, payload, model) == data
+    return h
+
+
+INPUTS = {
+    "empty": b"",
+    "one byte": b"a",
+    "all 256 byte values": bytes(range(256)),
+    "utf-8 scripts": "English, Ελληνικά, Русский, 中文, 日本語, العربية, हिन्दी, 🎉🚀".encode() * 3,
+    "repetitive text": TEXT,
+}
+
+
+@pytest.mark.parametrize("name", list(INPUTS))
+def test_roundtrip_inputs(byte_model, name):
+    roundtrip(INPUTS[name], byte_model, coded=True if name == "repetitive text" else None)
+
+
+def test_roundtrip_bpe(bpe_model):
+    for data in INPUTS.values():
+        roundtrip(data, bpe_model)
+    roundtrip(bytes(range(256)) * 4, bpe_model, segment=7)
+
+
+def test_random_bytes_are_stored_and_grow_only_by_the_header(byte_model):
+    data = os.urandom(3000)
+    blob, head, _ = codec.encode(data, byte_model, SETTINGS)
+    assert head.stored
+    assert len(blob) == len(data) + head.size
+    assert codec.decode(*fmt.unpack(blob), None) == data
+
+
+@pytest.mark.parametrize("length", [7, 8, 9, 15, 16, 17, 24, 25])
+def test_lengths_around_segment_boundaries(gpt_model, length):
+    h = roundtrip(TEXT[:length] * 4, gpt_model, segment=8 * 4, coded=True)
+    assert h.n_segments == -(-length // 8)
+
+
+@pytest.mark.parametrize("segment", [1, 2, 3, 50, 333, 10_000])
+def test_segment_counts(gpt_model, segment):
+    h = roundtrip(TEXT[:700], gpt_model, segment=segment, coded=True)
+    assert h.n_segments == -(-700 // segment)
+
+
+def test_longer_than_the_context(byte_model):
+    # context is 16 tokens: 600 tokens in one segment re-prime the window many times
+    assert byte_model.predictor.config.context == 16
+    h = roundtrip(TEXT[:600], byte_model, segment=600, coded=True)
+    assert h.n_segments == 1
+
+
+def test_segment_length_policy():
+    assert codec.segment_length(10) == 10
+    assert codec.segment_length(5000) == codec.MIN_SEGMENT
+    big = codec.MIN_SEGMENT * codec.MAX_BATCH * 3
+    assert -(-big // codec.segment_length(big)) <= codec.MAX_BATCH
