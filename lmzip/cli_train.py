@@ -32,16 +32,21 @@ from .errors import LmzipError
 @click.option("--eval-every", default=250, show_default=True)
 @click.option("--device", default="cpu", show_default=True)
 @click.option("--threads", default=1, show_default=True)
+@click.option("--export", "export_only", is_flag=True, help="Only export OUT's latest checkpoint to OUT/model.")
 @click.option("-q", "--quiet", is_flag=True)
 def train_cmd(preset, data, dataset, split, column, valid, tokenizer, out, name, steps, batch, context, lr,
-              warmup, seed, eval_every, device, threads, quiet) -> None:
+              warmup, seed, eval_every, device, threads, export_only, quiet) -> None:
     """Train a model; the result is a model folder in OUT/model (resumable)."""
     from . import registry
     from .data import list_files, load_dataset_texts
     from .tokenizer import tokenizer_from_json
-    from .train import TrainConfig, prepare_tokenizer, train
+    from .train import TrainConfig, export_checkpoint, prepare_tokenizer, train
 
     try:
+        if export_only:
+            path = export_checkpoint(out, tokenizer_from_json((out / "tokenizer.json").read_text()))
+            ui.err.print(f"model written to {path}")
+            return
         if preset not in registry.PRESETS:
             raise LmzipError(f"unknown preset {preset!r} (presets: {', '.join(registry.PRESETS)})")
         p = registry.PRESETS[preset]

@@ -231,6 +231,20 @@ def train(cfg: TrainConfig, tok: Tokenizer, on_log: Callable[[dict[str, Any]], N
     return export(run, model, tok, cfg, history, train_files, tokens)
 
 
+def export_checkpoint(run: Path, tok: Tokenizer) -> Path:
+    """Export the latest checkpoint of a run as a model folder (to stop a long run early)."""
+    run = Path(run)
+    if not (run / "ckpt.json").exists():
+        raise LmzipError(f"{run}: no checkpoint to export")
+    cfg = TrainConfig(**json.loads((run / "train_config.json").read_text()))
+    model = build_model(config_from_dict(cfg.model))
+    step, _, history = _load_ckpt(run, model, _optimizer(model, cfg), Batches(np.zeros(1 << 12, np.uint16), cfg,
+                                                                                model.bos, False))
+    files = list_files(cfg.train)
+    sample = tokenize_files(files[:1], tok, run.parent / ".tokens") if files else np.zeros(0, np.uint16)
+    return export(run, model, tok, cfg, history, files, sample)
+
+
 def export(run: Path, model, tok, cfg: TrainConfig, history, train_files, tokens) -> Path:
     """Write the model folder (bf16 matrices) with its training record, and the loss-curve PNG."""
     vals = [h for h in history if "valid_bpb" in h]
