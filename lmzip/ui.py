@@ -50,3 +50,19 @@ def human(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} GiB"
+
+
+@contextlib.contextmanager
+def progress_count(label: str, total: int, enabled: bool) -> Iterator[Callable[[str], None]]:
+    """A bar over ``total`` items (e.g. compressor × file); yields tick(description)."""
+    if not enabled or not err.is_terminal:
+        yield lambda what: None
+        return
+    cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*cols, console=err, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+
+        def tick(what: str) -> None:
+            bar.update(task, advance=1, description=f"{label}: {what}")
+
+        yield tick

@@ -8,8 +8,8 @@ import pytest
 from safetensors.torch import load_file
 
 from lmzip.checkpoint import load_model
-from lmzip.train import TrainConfig, lr_at, train
 from lmzip.tokenizer import ByteTokenizer
+from lmzip.train import TrainConfig, lr_at, train
 from tests.conftest import TEXT
 
 MODELS = {
