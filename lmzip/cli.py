@@ -184,8 +184,10 @@ def models(as_json) -> None:
 
 def _register_extra() -> None:
     from .cli_bench import bench_cmd
+    from .cli_explain import explain_cmd
     from .cli_train import train_cmd
 
+    main.add_command(explain_cmd, "explain")
     main.add_command(train_cmd, "train")
     main.add_command(bench_cmd, "bench")
 

@@ -1,0 +1,80 @@
+"""Coding speed and peak memory of every preset and every shipped model on this machine.
+
+Each measurement runs in a fresh process (so its peak memory is its own) with one thread:
+compress, then decompress and verify. Presets without a shipped model run with random weights
+(their speed is real, their bits per byte are not). Writes benchmarks/results/speed.{json,md}.
+
+    .venv/bin/python benchmarks/speed.py [--file corpora/canterbury/alice29.txt]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = r"""
+import json, sys, time, resource
+import torch
+torch.manual_seed(0)
+from lmzip import codec, registry, format as fmt
+from lmzip.checkpoint import from_predictor
+from lmzip.model import build_model, config_from_dict
+from lmzip.tokenizer import ByteTokenizer
+kind, name, path = sys.argv[1:4]
+if kind == "model":
+    lm = registry.load(name)
+else:
+    p = registry.PRESETS[name]
+    tok = ByteTokenizer() if p.tokenizer == "bytes" else registry.load("gpt-small").tokenizer
+    lm = from_predictor(build_model(config_from_dict(dict(p.model, vocab_size=tok.vocab_size))), tok, name)
+data = open(path, "rb").read()
+t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, codec.Settings()); t1 = time.perf_counter()
+out = codec.decode(*fmt.unpack(blob), lm); t2 = time.perf_counter()
+print(json.dumps({"name": name, "kind": kind, "bytes": len(data), "compressed": len(blob), "stored": head.stored,
+  "segments": head.n_segments, "ideal_bits": bits, "compress_kbps": len(data) / 1e3 / (t1 - t0),
+  "decompress_kbps": len(data) / 1e3 / (t2 - t1), "verified": out == data, "params": lm.predictor.num_params(),
+  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--file", default=str(ROOT / "corpora" / "canterbury" / "alice29.txt"))
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from lmzip import registry
+
+    jobs = [("model", n) for n in registry.available()] + [
+        ("preset", n) for n in registry.PRESETS if n not in registry.available()]
+    rows = []
+    for kind, name in jobs:
+        r = subprocess.run([sys.executable, "-c", CHILD, kind, name, args.file], capture_output=True, text=True,
+                           env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}, cwd=ROOT)
+        if r.returncode:
+            sys.exit(f"{name}: {r.stderr.strip().splitlines()[-1]}")
+        rows.append(json.loads(r.stdout))
+        x = rows[-1]
+        print(f"{name:12s} {kind:6s} {x['params'] / 1e6:5.2f} M params  bpb {8 * x['compressed'] / x['bytes']:.3f}"
+              f"  compress {x['compress_kbps']:6.1f} KB/s  decompress {x['decompress_kbps']:6.1f} KB/s"
+              f"  peak {x['peak_mib']:.0f} MiB  {'ok' if x['verified'] else 'FAILED'}", flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "speed.json").write_text(json.dumps({"file": Path(args.file).name, "rows": rows}, indent=1) + "\n")
+    lines = [f"Coding speed on {Path(args.file).name}, one thread per process (benchmarks/speed.py).", "",
+             "| model | weights | params | bpb | compress KB/s | decompress KB/s | peak MiB |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for x in rows:
+        bpb = f"{8 * x['compressed'] / x['bytes']:.3f}" if x["kind"] == "model" else "(random weights)"
+        lines.append(f"| {x['name']} | {'shipped' if x['kind'] == 'model' else 'random'} | {x['params'] / 1e6:.2f} M"
+                     f" | {bpb} | {x['compress_kbps']:.1f} | {x['decompress_kbps']:.1f} | {x['peak_mib']:.0f} |")
+    (out / "speed.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
