@@ -26,12 +26,12 @@ class LMCompressor:
     """A language-model compressor bound to one model (loaded once, reused for many inputs)."""
 
     def __init__(self, model: str | Path | None = None, device: str = "cpu", threads: int = 1,
-                 segment: int | None = None):
+                 segment: int | None = None, jobs: int | None = None):
         from . import codec, registry
 
         self.model = registry.load(model)
         self.settings = codec.Settings(device=device, threads=threads)
-        self.segment = segment
+        self.segment, self.jobs = segment, jobs
         if device != "cpu":
             self.model.predictor.to(device)
 
@@ -39,7 +39,7 @@ class LMCompressor:
         """Compress and return the blob with its header and the model's ideal bits."""
         from . import codec
 
-        blob, head, bits = codec.encode(bytes(data), self.model, self.settings, progress, self.segment)
+        blob, head, bits = codec.encode(bytes(data), self.model, self.settings, progress, self.segment, self.jobs)
         return Result(blob, head, bits)
 
     def compress(self, data: bytes, progress=None) -> bytes:
@@ -48,7 +48,7 @@ class LMCompressor:
 
     def decompress(self, blob: bytes, progress=None) -> bytes:
         """.lmz bytes -> the original bytes (this compressor's model, or the one the file names)."""
-        return decompress(blob, progress=progress, model=self.model)
+        return decompress(blob, progress=progress, model=self.model, jobs=self.jobs)
 
 
 def inspect(blob: bytes) -> fmt.Header:
@@ -61,7 +61,7 @@ def compress(data: bytes, model: str | Path | None = None, **kw) -> bytes:
     return LMCompressor(model, **kw).compress(data)
 
 
-def decompress(blob: bytes, model=None, progress=None) -> bytes:
+def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None) -> bytes:
     """Decompress an .lmz blob; the model is found by the id the file records (or given)."""
     head, payload = fmt.unpack(blob)
     if head.stored:
@@ -74,4 +74,4 @@ def decompress(blob: bytes, model=None, progress=None) -> bytes:
         loaded = registry.find_by_id(head.model_id, head.model_name, model)
     if head.device != "cpu":
         loaded.predictor.to(head.device)
-    return codec.decode(head, payload, loaded, progress)
+    return codec.decode(head, payload, loaded, progress, jobs)

@@ -31,6 +31,8 @@ def io_options(f):
         click.option("-S", "--suffix", default=files.SUFFIX, show_default=True, help="Suffix of compressed files."),
         click.option("-m", "--model", help="Model name or folder (compress: default gpt-small)."),
         click.option("--device", default="cpu", show_default=True, help="cpu or cuda."),
+        click.option("-j", "--jobs", type=int, help="Worker processes (compress: groups coded in parallel, "
+                     "recorded in the file; default: one per core for inputs over ~180 KB)."),
         click.option("-v", "--verbose", is_flag=True, help="More detail."),
         click.option("-q", "--quiet", is_flag=True, help="No summary lines and no progress bar."),
     ]
@@ -43,7 +45,7 @@ def io_options(f):
 @io_options
 @click.option("--threads", default=1, show_default=True, help="Intra-op threads (recorded in the file).")
 @click.option("--segment", type=int, help="Segment length in tokens (default: chosen from the input size).")
-def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, verbose, quiet,
+def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet,
              threads, segment) -> None:
     """Compress FILES (or standard input) to FILE.lmz."""
     from .api import LMCompressor
@@ -52,7 +54,7 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
 
     def run(data: bytes):
         if "c" not in state:
-            state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment)
+            state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment, jobs=jobs)
         with ui.progress("compress", not quiet) as bar:
             res = state["c"].compress_ex(data, bar)
         if remove and state["c"].decompress(res.blob) != data:
@@ -66,13 +68,13 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
 
 @main.command()
 @io_options
-def decompress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, verbose, quiet) -> None:
+def decompress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet) -> None:
     """Decompress FILE.lmz (or standard input) to FILE."""
     from .api import decompress as dec
 
     def run(blob: bytes):
         with ui.progress("decompress", not quiet) as bar:
-            return dec(blob, model=model, progress=bar), ""
+            return dec(blob, model=model, progress=bar, jobs=jobs), ""
 
     _each(inputs, run, "decompress", to_stdout, output, force, remove, suffix, quiet, verbose)
 

@@ -21,16 +21,18 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from . import parallel
 from .checkpoint import LoadedModel
 from .coder import Decoder, Encoder, ideal_bits
 from .errors import FormatError, IntegrityError
-from .format import Header, crc32, verify
+from .format import Header, crc32, join_streams, split_streams, verify
 
 Progress = Callable[[int, int], None]  # called with (tokens coded so far, tokens in all)
 # Measured on alice29.txt (benchmarks/README.md): segments of 256 instead of 1024 tokens cost 0.2%
 # (Transformer) and 0.04% (LSTM) in size and code 2x faster, since wider batches use the CPU better.
 MIN_SEGMENT = 256  # tokens; shorter segments lose context at their cold start
 MAX_BATCH = 256  # segments side by side
+PARALLEL_FROM = 60_000  # tokens (~180 KB of text): below this, one group in this process
 
 
 @dataclass
@@ -105,8 +107,47 @@ def _segments(tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return out
 
 
+def group_bounds(n_segments: int, groups: int) -> list[tuple[int, int]]:
+    """Split the segments into ``groups`` contiguous runs of nearly equal size."""
+    cuts = [round(i * n_segments / groups) for i in range(groups + 1)]
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def auto_groups(n_tokens: int, n_segments: int) -> int:
+    """Groups to code in parallel: one for small inputs (a worker costs ~2 s to start), else one per core."""
+    return 1 if n_tokens < PARALLEL_FROM else max(1, min(parallel.default_workers(), n_segments, 16))
+
+
+def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, settings: Settings,
+                  progress: Progress | None = None) -> tuple[bytes, float]:
+    """Code one group of segments: its range-coder words and the ideal bits."""
+    enc, bits = Encoder(), [0.0]
+
+    def code(t: int, rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
+        sym = segs[rows, t]
+        bits[0] += float(ideal_bits(sym, probs).sum())
+        return enc.code(sym, probs)
+
+    with computation(settings):
+        _lockstep(model, lengths, settings, code, progress)
+    return enc.finish(), bits[0]
+
+
+def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, settings: Settings,
+                  progress: Progress | None = None) -> np.ndarray:
+    """The mirror image of _encode_group: the group's tokens, segment after segment."""
+    dec = Decoder(payload)
+
+    def code(t: int, rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
+        return dec.code(None, probs)
+
+    with computation(settings):
+        toks = _lockstep(model, lengths, settings, code, progress)
+    return np.concatenate([toks[i, : lengths[i]] for i in range(len(lengths))])
+
+
 def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
-           segment: int | None = None) -> tuple[bytes, Header, float]:
+           segment: int | None = None, groups: int | None = None) -> tuple[bytes, Header, float]:
     """Code ``data``; returns the whole .lmz file, its header and the model's ideal bits (Σ -log2 p)."""
     tokens = model.tokenizer.encode(data)
     if model.tokenizer.decode(tokens) != data:  # cannot happen with our tokenizers; never trust it
@@ -118,50 +159,62 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
         return _stored(data, head), head, 0.0
     head.segment_length = segment or segment_length(len(tokens))
     lengths = _layout(len(tokens), head.segment_length)
-    segs, enc, bits = _segments(tokens, lengths), Encoder(), [0.0]
-
-    def code(t: int, rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        sym = segs[rows, t]
-        bits[0] += float(ideal_bits(sym, probs).sum())
-        return enc.code(sym, probs)
-
-    with computation(settings):
-        _lockstep(model, lengths, settings, code, progress)
-    payload = enc.finish()
+    segs = _segments(tokens, lengths)
+    head.groups = min(len(lengths), groups or auto_groups(len(tokens), len(lengths)))
+    bounds = group_bounds(len(lengths), head.groups)
+    if head.groups == 1:
+        results = [_encode_group(model, segs, lengths, settings, progress)]
+    else:
+        tasks = [(segs[a:b], lengths[a:b], settings) for a, b in bounds]
+        results = parallel.map_groups(_encode_group, model, tasks, head.groups, _group_done(progress, lengths, bounds))
+    payload = join_streams([r[0] for r in results])
+    bits = sum(r[1] for r in results)
     if len(payload) >= len(data):  # coding would not shrink it: store the input as it is
-        return _stored(data, head), head, bits[0]
+        return _stored(data, head), head, bits
     head.payload_length = len(payload)
-    return head.pack() + payload, head, bits[0]
+    return head.pack() + payload, head, bits
+
+
+def _group_done(progress: Progress | None, lengths: np.ndarray, bounds: list[tuple[int, int]]):
+    """Progress for parallel groups: advanced as each whole group completes."""
+    if progress is None:
+        return None
+    total = int(lengths.sum())
+
+    def done(i: int) -> None:
+        progress(int(sum(lengths[a:b].sum() for a, b in bounds[: i + 1])), total)
+
+    return done
 
 
 def _stored(data: bytes, head: Header) -> bytes:
     head.stored, head.model_id, head.model_name = True, bytes(16), ""
     head.n_tokens = head.segment_length = 0
-    head.payload_length = len(data)
+    head.groups, head.payload_length = 1, len(data)
     return head.pack() + data
 
 
-def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Progress | None = None) -> bytes:
-    """The mirror image of ``encode``: rebuild the tokens step by step, then check the CRC32."""
+def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Progress | None = None,
+           workers: int | None = None) -> bytes:
+    """The mirror image of ``encode``: rebuild every group's tokens step by step, then check the CRC32."""
     if head.stored:
         return verify(head, payload)
     assert model is not None, "a coded file needs its model"
     settings = Settings(device=head.device, threads=head.threads, dtype=head.dtype)
     lengths = _layout(head.n_tokens, head.segment_length)
+    bounds = group_bounds(len(lengths), head.groups)
+    streams = split_streams(payload, head.groups)
+    if any(len(s) % 4 for s in streams):
+        raise FormatError("corrupt data (a stream is not a whole number of 32-bit words)")
     try:
-        dec = Decoder(payload)
-    except ValueError as e:
-        raise FormatError(f"corrupt data ({e})") from e
-
-    def code(t: int, rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        return dec.code(None, probs)
-
-    try:
-        with computation(settings):
-            toks = _lockstep(model, lengths, settings, code, progress)
+        if head.groups == 1:
+            parts = [_decode_group(model, streams[0], lengths, settings, progress)]
+        else:
+            tasks = [(st, lengths[a:b], settings) for st, (a, b) in zip(streams, bounds, strict=True)]
+            parts = parallel.map_groups(_decode_group, model, tasks, workers or parallel.default_workers(),
+                                        _group_done(progress, lengths, bounds))
     except (ValueError, KeyError, RuntimeError) as e:
         raise IntegrityError(f"corrupt data (the range decoder failed: {e})") from e
-    tokens = np.concatenate([toks[i, : lengths[i]] for i in range(len(lengths))])
-    data = model.tokenizer.decode(tokens)
+    data = model.tokenizer.decode(np.concatenate(parts))
     isa = "" if head.isa in ("none", cpu_isa()) else f" (written on a {head.isa} CPU, decoded on {cpu_isa()})"
     return verify(head, data, isa)

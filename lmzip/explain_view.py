@@ -17,7 +17,7 @@ LEVELS = [(1.0, "#1a9850"), (2.0, "#91cf60"), (3.0, "#d9ef8b"), (5.0, "#fee08b")
           (float("inf"), "#d73027")]
 
 
-SHOW = {"\r": "␍"}  # CR is common (CRLF files): a visible mark rather than an escape
+SHOW = {"\r": "↵"}  # CR is common (CRLF files): a visible mark rather than an escape
 
 
 def display_pieces(pieces: list[bytes]) -> list[str]:

@@ -1,6 +1,7 @@
 """The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
 
-Layout (little-endian), format version 1:
+Layout (little-endian), format version 2 (version 1 is the same with offset 10 reserved = 0,
+i.e. one group; both are read):
 
 | offset | size | field |
 |---|---|---|
@@ -11,7 +12,7 @@ Layout (little-endian), format version 1:
 | 7 | 1 | dtype of the computation (0 = float32) |
 | 8 | 1 | intra-op threads of the computation |
 | 9 | 1 | CPU kernel family (0 = none/unknown, 1 = default, 2 = avx2, 3 = avx512) |
-| 10 | 2 | reserved, must be 0 |
+| 10 | 2 | number of segment groups − 1 (groups are coded independently, in parallel; v1: 0) |
 | 12 | 8 | original length in bytes |
 | 20 | 8 | payload length in bytes |
 | 28 | 4 | CRC32 of the original bytes |
@@ -21,7 +22,8 @@ Layout (little-endian), format version 1:
 | 60 | 1 | N = length of the model name |
 | 61 | N | model name (UTF-8) |
 | 61+N | 4 | CRC32 of bytes 0 .. 61+N (the header itself) |
-| 65+N | … | payload: range-coder words (uint32 LE), or the raw input when stored |
+| 65+N | … | payload: the raw input when stored; else with one group its range-coder words (uint32 LE),
+with G > 1 groups G uint32 byte lengths, then each group's words |
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from dataclasses import dataclass
 from .errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)
 FLAG_STORED = 0x01
 KNOWN_FLAGS = FLAG_STORED
 DEVICES = {0: "cpu", 1: "cuda"}
@@ -58,6 +61,7 @@ class Header:
     threads: int = 1
     isa: str = "none"
     payload_length: int = 0
+    groups: int = 1
     version: int = VERSION
 
     @property
@@ -75,7 +79,7 @@ class Header:
         flags = FLAG_STORED if self.stored else 0
         body = _FIXED.pack(
             MAGIC, self.version, flags, _code(DEVICES, self.device), _code(DTYPES, self.dtype),
-            self.threads, _code(ISAS, self.isa), 0, self.original_length, self.payload_length,
+            self.threads, _code(ISAS, self.isa), self.groups - 1, self.original_length, self.payload_length,
             self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
         ) + name
         return body + struct.pack("<I", zlib.crc32(body))
@@ -99,8 +103,9 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
         raise FormatError("not an lmzip file (bad magic)")
     if len(blob) < 5:
         raise FormatError("truncated header")
-    if blob[4] != VERSION:
-        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads version {VERSION})")
+    if blob[4] not in READABLE:
+        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads versions "
+                          f"{', '.join(map(str, READABLE))})")
     if len(blob) < _FIXED.size:
         raise FormatError("truncated header")
     f = _FIXED.unpack_from(blob)
@@ -111,8 +116,8 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     (crc,) = struct.unpack_from("<I", blob, end)
     if zlib.crc32(blob[:end]) != crc:
         raise FormatError("corrupt header (header checksum mismatch)")
-    _, version, flags, dev, dt, threads, isa, reserved, olen, plen, ocrc, mid, ntok, seg, _ = f
-    if flags & ~KNOWN_FLAGS or reserved:
+    _, version, flags, dev, dt, threads, isa, groups_m1, olen, plen, ocrc, mid, ntok, seg, _ = f
+    if flags & ~KNOWN_FLAGS or (version == 1 and groups_m1):
         raise FormatError("unsupported header flags (written by a newer lmzip?)")
     if dev not in DEVICES or dt not in DTYPES or isa not in ISAS:
         raise FormatError("unsupported computation settings in the header (written by a newer lmzip?)")
@@ -121,7 +126,7 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     except UnicodeDecodeError as e:
         raise FormatError("corrupt header (model name is not UTF-8)") from e
     h = Header(olen, ocrc, bool(flags & FLAG_STORED), mid, name, ntok, seg, DEVICES[dev], DTYPES[dt],
-               threads, ISAS[isa], plen, version)
+               threads, ISAS[isa], plen, groups_m1 + 1, version)
     payload = blob[end + 4 :]
     if len(payload) < plen:
         raise FormatError(f"truncated file ({len(payload)} of {plen} payload bytes)")
@@ -131,6 +136,8 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
         raise FormatError("corrupt header (stored payload length differs from the original length)")
     if not h.stored and (seg == 0 and ntok > 0):
         raise FormatError("corrupt header (zero segment length)")
+    if not h.stored and h.groups > max(1, h.n_segments):
+        raise FormatError("corrupt header (more groups than segments)")
     return h, payload
 
 
@@ -144,3 +151,26 @@ def verify(head: Header, data: bytes, note: str = "") -> bytes:
     if len(data) != head.original_length or crc32(data) != head.crc32:
         raise IntegrityError("corrupt data: the decoded bytes fail the CRC32 check" + note)
     return data
+
+
+def join_streams(streams: list[bytes]) -> bytes:
+    """The payload of G coded groups: one stream as it is; several behind their uint32 lengths."""
+    if len(streams) == 1:
+        return streams[0]
+    return struct.pack(f"<{len(streams)}I", *map(len, streams)) + b"".join(streams)
+
+
+def split_streams(payload: bytes, groups: int) -> list[bytes]:
+    """The mirror image of join_streams."""
+    if groups == 1:
+        return [payload]
+    if len(payload) < 4 * groups:
+        raise FormatError("corrupt payload (group table truncated)")
+    sizes = struct.unpack_from(f"<{groups}I", payload)
+    if 4 * groups + sum(sizes) != len(payload):
+        raise FormatError("corrupt payload (group lengths do not add up)")
+    out, i = [], 4 * groups
+    for n in sizes:
+        out.append(payload[i : i + n])
+        i += n
+    return out

@@ -24,9 +24,12 @@ def main() -> None:
         if not folder.exists():
             save_model(tiny(arch), ByteTokenizer(), folder)
         model = load_model(folder)
-        blob, head, _ = codec.encode(TEXT[:600], model, codec.Settings(), segment=128)
-        assert not head.stored
-        (DATA / f"golden-{arch}-v{format.VERSION}.lmz").write_bytes(blob)
+        for groups, tag in ((1, ""), (2, "-groups2")):
+            blob, head, _ = codec.encode(TEXT[:600], model, codec.Settings(), segment=128, groups=groups)
+            assert not head.stored and head.groups == groups
+            out = DATA / f"golden-{arch}{tag}-v{format.VERSION}.lmz"
+            if not out.exists():  # a golden file is never rewritten
+                out.write_bytes(blob)
 
 
 if __name__ == "__main__":

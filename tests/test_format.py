@@ -13,14 +13,14 @@ from lmzip.errors import FormatError, IntegrityError
 from tests.conftest import TEXT
 
 GOLDEN_HEADER = bytes.fromhex(
-    "894c4d5a01000000010300000a000000000000000c000000000000007856341211111111111111111111111111111111"
-    "05000000000000000400000004646f6d6f"
+    "894c4d5a02000000010302000a000000000000000c000000000000007856341211111111111111111111111111111111"
+    "0c000000000000000400000004646f6d6f"
 )
 
 
 def sample_header() -> fmt.Header:
-    return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=5, segment_length=4,
-                      isa="avx512", payload_length=12)
+    return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=12, segment_length=4,
+                      isa="avx512", payload_length=12, groups=3)
 
 
 def test_golden_header_bytes():
@@ -59,6 +59,7 @@ def decode(blob: bytes, model):
         (lambda b: b[:-5], "truncated file"),
         (lambda b: b + b"\0", "trailing garbage"),
         (lambda b: b[:4] + b"\x09" + b[5:], "unsupported format version 9"),
+        (lambda b: b[:4] + b"\x01" + b[5:], "corrupt header"),  # v1 layout, v2 CRC
         (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], "corrupt header"),
         (lambda b: b[:61] + bytes([b[61] ^ 0x40]) + b[62:], "corrupt header"),
     ],
@@ -90,3 +91,13 @@ def test_stored_payload_corruption_detected():
     assert fmt.verify(h, b"abc") == b"abc"
     with pytest.raises(IntegrityError):
         decode(h.pack() + b"abd", None)
+
+
+def test_group_streams_round_trip_and_reject_bad_tables():
+    streams = [b"abcd", b"", b"12345678"]
+    assert fmt.split_streams(fmt.join_streams(streams), 3) == streams
+    assert fmt.join_streams([b"xy"]) == b"xy"
+    with pytest.raises(FormatError, match="group"):
+        fmt.split_streams(fmt.join_streams(streams)[:-1], 3)
+    with pytest.raises(FormatError, match="group table"):
+        fmt.split_streams(b"\0", 2)

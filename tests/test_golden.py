@@ -24,10 +24,17 @@ def test_every_golden_file_decodes(path):
 
 
 @pytest.mark.parametrize("arch", ["gpt", "lstm"])
-def test_encoder_reproduces_the_golden_bitstream(arch):
+@pytest.mark.parametrize("groups", [1, 2])
+def test_encoder_reproduces_the_golden_bitstream(arch, groups):
     model = load_model(DATA / f"golden-{arch}")
-    blob, _, _ = codec.encode(ORIGINAL, model, codec.Settings(), segment=128)
-    assert blob == (DATA / f"golden-{arch}-v{fmt.VERSION}.lmz").read_bytes()
+    blob, _, _ = codec.encode(ORIGINAL, model, codec.Settings(), segment=128, groups=groups)
+    tag = "-groups2" if groups == 2 else ""
+    assert blob == (DATA / f"golden-{arch}{tag}-v{fmt.VERSION}.lmz").read_bytes()
+
+
+def test_version_1_files_are_still_read():
+    head = fmt.unpack((DATA / "golden-gpt-v1.lmz").read_bytes())[0]
+    assert head.version == 1 and head.groups == 1
 
 
 def test_golden_model_id_is_stable():

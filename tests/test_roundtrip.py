@@ -75,3 +75,22 @@ def test_segment_length_policy():
     assert codec.segment_length(5000) == codec.MIN_SEGMENT
     big = codec.MIN_SEGMENT * codec.MAX_BATCH * 3
     assert -(-big // codec.segment_length(big)) <= codec.MAX_BATCH
+
+
+@pytest.mark.parametrize("groups", [2, 3, 7])
+def test_groups_round_trip_in_process(gpt_model, groups):
+    blob, head, _ = codec.encode(TEXT * 2, gpt_model, SETTINGS, segment=100, groups=groups)
+    assert head.groups == groups and not head.stored
+    assert codec.decode(*fmt.unpack(blob), gpt_model) == TEXT * 2
+
+
+def test_groups_in_worker_processes_match_in_process(model_dir):
+    from lmzip.checkpoint import load_model
+
+    model = load_model(model_dir)  # has a path: groups run in spawned workers
+    blob, head, _ = codec.encode(TEXT * 2, model, SETTINGS, segment=100, groups=2)
+    model.path, saved = None, model.path  # the same groups in this process give the same bytes
+    blob2, _, _ = codec.encode(TEXT * 2, model, SETTINGS, segment=100, groups=2)
+    assert blob == blob2
+    model.path = saved
+    assert codec.decode(*fmt.unpack(blob), model, workers=2) == TEXT * 2
