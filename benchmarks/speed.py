@@ -74,6 +74,11 @@ def main() -> None:
         lines.append(f"| {x['name']} | {'shipped' if x['kind'] == 'model' else 'random'} | {x['params'] / 1e6:.2f} M"
                      f" | {bpb} | {x['compress_kbps']:.1f} | {x['decompress_kbps']:.1f} | {x['peak_mib']:.0f} |")
     (out / "speed.md").write_text("\n".join(lines) + "\n")
+    # `lmzip models` shows the measured speed of the shipped models from this sidecar
+    shipped = {x["name"]: {"compress_kbps": round(x["compress_kbps"], 2),
+                           "decompress_kbps": round(x["decompress_kbps"], 2), "file": Path(args.file).name}
+               for x in rows if x["kind"] == "model"}
+    (registry.SHIPPED / "speed.json").write_text(json.dumps(shipped, indent=1) + "\n")
 
 
 if __name__ == "__main__":

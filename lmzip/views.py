@@ -52,16 +52,26 @@ def list_headers(inputs, as_json: bool) -> int:
     return status
 
 
+def measured_speed() -> dict:
+    """Speeds that benchmarks/speed.py measured for the shipped models (KB/s), if any."""
+    try:
+        return json.loads((registry.SHIPPED / "speed.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def model_record(name: str, path: Path, cfg: dict) -> dict:
-    """One installed model's facts, from its config.json."""
+    """One installed model's facts, from its config.json (and the measured speeds)."""
     m, tr = cfg.get("model", {}), cfg.get("training", {})
+    speed = measured_speed().get(name, {}) if path.parent == registry.SHIPPED else {}
     size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
     return {
         "name": name, "arch": m.get("arch"), "params": cfg.get("params"), "file_bytes": size,
         "id": cfg.get("id"), "tokenizer": cfg.get("tokenizer"), "vocab": m.get("vocab_size"),
         "layers": m.get("n_layer"), "width": m.get("n_embd"), "context": m.get("context"),
         "tokens_seen": tr.get("tokens_seen"), "valid_bpb": tr.get("valid_bpb"),
-        "speed_kbps": cfg.get("speed_kbps"), "path": str(path),
+        "compress_kbps": speed.get("compress_kbps"), "decompress_kbps": speed.get("decompress_kbps"),
+        "path": str(path),
     }
 
 
@@ -71,12 +81,12 @@ def list_models(as_json: bool) -> None:
     if as_json:
         ui.out.print_json(json.dumps(rows))
         return
-    t = Table("name", "arch", "params", "size", "id", "tokenizer", "train tokens", "valid bpb", "KB/s",
+    t = Table("name", "arch", "params", "size", "id", "tokenizer", "train tokens", "valid bpb", "KB/s c/d",
               caption=f"default: {registry.DEFAULT_MODEL}; more folders via LMZIP_MODELS")
     for r in rows:
         t.add_row(r["name"], f"{r['arch']} {r['layers']}x{r['width']}", f"{(r['params'] or 0) / 1e6:.2f} M",
                   ui.human(r["file_bytes"]), (r["id"] or "")[:12], f"{r['tokenizer']} {r['vocab']}",
                   f"{(r['tokens_seen'] or 0) / 1e6:.1f} M",
                   f"{r['valid_bpb']:.3f}" if r["valid_bpb"] else "-",
-                  f"{r['speed_kbps']:.1f}" if r["speed_kbps"] else "-")
+                  f"{r['compress_kbps']:.1f}/{r['decompress_kbps']:.1f}" if r["compress_kbps"] else "-")
     ui.out.print(t)
