@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import parallel
+from . import parallel, transform
 from .checkpoint import LoadedModel
 from .coder import Decoder, Encoder, ideal_bits
 from .errors import FormatError, IntegrityError
@@ -149,14 +149,16 @@ def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, setti
 def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
            segment: int | None = None, groups: int | None = None) -> tuple[bytes, Header, float]:
     """Code ``data``; returns the whole .lmz file, its header and the model's ideal bits (Σ -log2 p)."""
-    tokens = model.tokenizer.encode(data)
-    if model.tokenizer.decode(tokens) != data:  # cannot happen with our tokenizers; never trust it
+    text, crlf = transform.prepare(data)
+    tokens = model.tokenizer.encode(text)
+    if model.tokenizer.decode(tokens) != text:  # cannot happen with our tokenizers; never trust it
         raise IntegrityError("the tokenizer does not round-trip this input")
     head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name,
                   n_tokens=len(tokens), device=settings.device.split(":")[0], dtype=settings.dtype,
                   threads=settings.threads, isa=cpu_isa() if settings.device == "cpu" else "none")
     if len(tokens) == 0:
         return _stored(data, head), head, 0.0
+    head.crlf = crlf
     head.segment_length = segment or segment_length(len(tokens))
     lengths = _layout(len(tokens), head.segment_length)
     segs = _segments(tokens, lengths)
@@ -188,7 +190,7 @@ def _group_done(progress: Progress | None, lengths: np.ndarray, bounds: list[tup
 
 
 def _stored(data: bytes, head: Header) -> bytes:
-    head.stored, head.model_id, head.model_name = True, bytes(16), ""
+    head.stored, head.crlf, head.model_id, head.model_name = True, False, bytes(16), ""
     head.n_tokens = head.segment_length = 0
     head.groups, head.payload_length = 1, len(data)
     return head.pack() + data
@@ -215,6 +217,6 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
                                         _group_done(progress, lengths, bounds))
     except (ValueError, KeyError, RuntimeError) as e:
         raise IntegrityError(f"corrupt data (the range decoder failed: {e})") from e
-    data = model.tokenizer.decode(np.concatenate(parts))
+    data = transform.restore(model.tokenizer.decode(np.concatenate(parts)), head.crlf)
     isa = "" if head.isa in ("none", cpu_isa()) else f" (written on a {head.isa} CPU, decoded on {cpu_isa()})"
     return verify(head, data, isa)

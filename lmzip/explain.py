@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import codec
+from . import codec, transform
 from .checkpoint import LoadedModel
 from .coder import quantized_bits
 
@@ -45,7 +45,8 @@ def explain(data: bytes, model: LoadedModel, segment: int | None = None, top_k: 
     """Run the coder's own computation over ``data`` and record what every token costs."""
     settings = settings or codec.Settings()
     tok = model.tokenizer
-    tokens = tok.encode(data)
+    text, crlf = transform.prepare(data)  # code what the codec codes; show the original bytes
+    tokens = tok.encode(text)
     if len(tokens) == 0:
         return Explanation(model.name, [], np.zeros(0), np.zeros(0, dtype=np.int64), [])
     seg = segment or codec.segment_length(len(tokens))
@@ -69,7 +70,7 @@ def explain(data: bytes, model: LoadedModel, segment: int | None = None, top_k: 
     order = [(r, t) for r in range(len(lengths)) for t in range(int(lengths[r]))]
     return Explanation(
         model.name,
-        [tok.token_bytes(int(i)) for i in tokens],
+        [transform.restore(tok.token_bytes(int(i)), crlf) for i in tokens],
         np.array([bits[r, t] for r, t in order]),
         np.array([t for _, t in order], dtype=np.int64),
         [tops.get(k, []) for k in order] if top_k else [],

@@ -1,13 +1,14 @@
 """The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
 
-Layout (little-endian), format version 2 (version 1 is the same with offset 10 reserved = 0,
-i.e. one group; both are read):
+Layout (little-endian), format version 3. Earlier versions are read too: version 2 has no CRLF
+flag; version 1 also has offset 10 reserved (= 0, i.e. one group).
 
 | offset | size | field |
 |---|---|---|
 | 0 | 4 | magic `89 4C 4D 5A` (`\\x89LMZ`; the first byte is not ASCII) |
 | 4 | 1 | format version (1) |
-| 5 | 1 | flags: bit 0 = stored (payload is the raw input); bits 1-7 reserved, must be 0 |
+| 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
+ends; every LF becomes CRLF after decoding); bits 2-7 reserved, must be 0 |
 | 6 | 1 | device class of the computation (0 = cpu, 1 = cuda) |
 | 7 | 1 | dtype of the computation (0 = float32) |
 | 8 | 1 | intra-op threads of the computation |
@@ -35,10 +36,11 @@ from dataclasses import dataclass
 from .errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
-VERSION = 2
-READABLE = (1, 2)
+VERSION = 3
+READABLE = (1, 2, 3)
 FLAG_STORED = 0x01
-KNOWN_FLAGS = FLAG_STORED
+FLAG_CRLF = 0x02
+KNOWN_FLAGS = {1: FLAG_STORED, 2: FLAG_STORED, 3: FLAG_STORED | FLAG_CRLF}
 DEVICES = {0: "cpu", 1: "cuda"}
 DTYPES = {0: "float32"}
 ISAS = {0: "none", 1: "default", 2: "avx2", 3: "avx512"}
@@ -52,6 +54,7 @@ class Header:
     original_length: int
     crc32: int
     stored: bool = False
+    crlf: bool = False
     model_id: bytes = bytes(16)
     model_name: str = ""
     n_tokens: int = 0
@@ -76,7 +79,7 @@ class Header:
         name = self.model_name.encode("utf-8")
         if len(name) > 255:
             raise ValueError("model name longer than 255 bytes")
-        flags = FLAG_STORED if self.stored else 0
+        flags = (FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0)
         body = _FIXED.pack(
             MAGIC, self.version, flags, _code(DEVICES, self.device), _code(DTYPES, self.dtype),
             self.threads, _code(ISAS, self.isa), self.groups - 1, self.original_length, self.payload_length,
@@ -117,7 +120,7 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     if zlib.crc32(blob[:end]) != crc:
         raise FormatError("corrupt header (header checksum mismatch)")
     _, version, flags, dev, dt, threads, isa, groups_m1, olen, plen, ocrc, mid, ntok, seg, _ = f
-    if flags & ~KNOWN_FLAGS or (version == 1 and groups_m1):
+    if flags & ~KNOWN_FLAGS[version] or (version == 1 and groups_m1):
         raise FormatError("unsupported header flags (written by a newer lmzip?)")
     if dev not in DEVICES or dt not in DTYPES or isa not in ISAS:
         raise FormatError("unsupported computation settings in the header (written by a newer lmzip?)")
@@ -125,8 +128,8 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
         name = blob[_FIXED.size : end].decode("utf-8")
     except UnicodeDecodeError as e:
         raise FormatError("corrupt header (model name is not UTF-8)") from e
-    h = Header(olen, ocrc, bool(flags & FLAG_STORED), mid, name, ntok, seg, DEVICES[dev], DTYPES[dt],
-               threads, ISAS[isa], plen, groups_m1 + 1, version)
+    h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), mid, name, ntok, seg,
+               DEVICES[dev], DTYPES[dt], threads, ISAS[isa], plen, groups_m1 + 1, version)
     payload = blob[end + 4 :]
     if len(payload) < plen:
         raise FormatError(f"truncated file ({len(payload)} of {plen} payload bytes)")

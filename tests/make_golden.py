@@ -19,6 +19,7 @@ DATA = Path(__file__).parent / "data"
 def main() -> None:
     DATA.mkdir(exist_ok=True)
     (DATA / "golden.txt").write_bytes(TEXT[:600])
+    (DATA / "golden-crlf.txt").write_bytes(b"\r\n".join(TEXT[i : i + 60] for i in range(0, 600, 60)))
     for arch in ("gpt", "lstm"):
         folder = DATA / f"golden-{arch}"
         if not folder.exists():
@@ -30,6 +31,11 @@ def main() -> None:
             out = DATA / f"golden-{arch}{tag}-v{format.VERSION}.lmz"
             if not out.exists():  # a golden file is never rewritten
                 out.write_bytes(blob)
+        blob, head, _ = codec.encode((DATA / "golden-crlf.txt").read_bytes(), model, codec.Settings(), segment=128)
+        assert head.crlf
+        out = DATA / f"golden-{arch}-crlf-v{format.VERSION}.lmz"
+        if not out.exists():
+            out.write_bytes(blob)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from lmzip.errors import FormatError, IntegrityError
 from tests.conftest import TEXT
 
 GOLDEN_HEADER = bytes.fromhex(
-    "894c4d5a02000000010302000a000000000000000c000000000000007856341211111111111111111111111111111111"
+    "894c4d5a03000000010302000a000000000000000c000000000000007856341211111111111111111111111111111111"
     "0c000000000000000400000004646f6d6f"
 )
 
@@ -59,7 +59,7 @@ def decode(blob: bytes, model):
         (lambda b: b[:-5], "truncated file"),
         (lambda b: b + b"\0", "trailing garbage"),
         (lambda b: b[:4] + b"\x09" + b[5:], "unsupported format version 9"),
-        (lambda b: b[:4] + b"\x01" + b[5:], "corrupt header"),  # v1 layout, v2 CRC
+        (lambda b: b[:4] + b"\x01" + b[5:], "corrupt header"),  # an older version byte: the CRC fails
         (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], "corrupt header"),
         (lambda b: b[:61] + bytes([b[61] ^ 0x40]) + b[62:], "corrupt header"),
     ],
@@ -69,9 +69,11 @@ def test_bad_containers(blob, mangle, message):
         fmt.unpack(mangle(blob))
 
 
-def test_reserved_flags_rejected(blob):
+@pytest.mark.parametrize("version, flag", [(3, 0x80), (3, 0x04), (2, 0x02), (1, 0x02)])
+def test_reserved_flags_rejected(blob, version, flag):
     body = bytearray(blob[: fmt.unpack(blob)[0].size])
-    body[5] |= 0x80
+    body[4] = version
+    body[5] |= flag
     fixed = bytes(body[:-4]) + struct.pack("<I", zlib.crc32(bytes(body[:-4])))
     with pytest.raises(FormatError, match="unsupported header flags"):
         fmt.unpack(fixed + blob[len(body):])

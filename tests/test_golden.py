@@ -20,7 +20,9 @@ def test_every_golden_file_decodes(path):
     arch = path.name.split("-")[1]
     blob = path.read_bytes()
     head, payload = fmt.unpack(blob)
-    assert codec.decode(head, payload, load_model(DATA / f"golden-{arch}")) == ORIGINAL
+    original = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in path.name else ORIGINAL
+    assert head.crlf == ("-crlf-" in path.name)
+    assert codec.decode(head, payload, load_model(DATA / f"golden-{arch}")) == original
 
 
 @pytest.mark.parametrize("arch", ["gpt", "lstm"])
@@ -30,6 +32,13 @@ def test_encoder_reproduces_the_golden_bitstream(arch, groups):
     blob, _, _ = codec.encode(ORIGINAL, model, codec.Settings(), segment=128, groups=groups)
     tag = "-groups2" if groups == 2 else ""
     assert blob == (DATA / f"golden-{arch}{tag}-v{fmt.VERSION}.lmz").read_bytes()
+
+
+@pytest.mark.parametrize("arch", ["gpt", "lstm"])
+def test_encoder_reproduces_the_crlf_golden_bitstream(arch):
+    model = load_model(DATA / f"golden-{arch}")
+    blob, head, _ = codec.encode((DATA / "golden-crlf.txt").read_bytes(), model, codec.Settings(), segment=128)
+    assert head.crlf and blob == (DATA / f"golden-{arch}-crlf-v{fmt.VERSION}.lmz").read_bytes()
 
 
 def test_version_1_files_are_still_read():
