@@ -22,7 +22,8 @@ from .errors import LmzipError
               "--positions defaults to 1024).")
 @click.option("--max-tokens", default=10000, show_default=True, help="Tokens shown in the HTML page.")
 @click.option("--max-bytes", default=3000, show_default=True, help="Bytes shown in the terminal (0: none).")
-def explain_cmd(inputs, model, versus, html_out, positions_out, segment, max_tokens, max_bytes) -> None:
+@click.option("--limit", type=int, help="Explain only the first BYTES of the input (long files).")
+def explain_cmd(inputs, model, versus, html_out, positions_out, segment, max_tokens, max_bytes, limit) -> None:
     """Show which bytes of FILE cost bits under a model, and why one model needs fewer than another."""
     from . import registry
     from .data import read_bytes
@@ -36,7 +37,7 @@ def explain_cmd(inputs, model, versus, html_out, positions_out, segment, max_tok
             seg = segment or 1024
             curves = {}
             for m in [a] + ([b] if b else []):
-                data = b"".join(read_bytes(p) for p in inputs)
+                data = b"".join(read_bytes(p)[:limit] for p in inputs)
                 ex = explain(data, m, segment=seg, top_k=0)
                 curves[m.name] = curve_record(ex, seg)
                 ui.err.print(f"{m.name}: {ex.bits_per_byte:.3f} bits/byte over {len(ex.bits):,} tokens", markup=False)
@@ -47,7 +48,10 @@ def explain_cmd(inputs, model, versus, html_out, positions_out, segment, max_tok
             return
         if len(inputs) != 1:
             raise LmzipError("explain takes one file (several only with --positions)")
-        data = read_bytes(inputs[0])
+        full = read_bytes(inputs[0])
+        data = full[:limit]
+        if len(data) < len(full):
+            ui.err.print(f"explaining the first {len(data):,} of {len(full):,} bytes (--limit)", markup=False)
         ex = explain(data, a, segment)
         other = explain(data, b, segment, top_k=0) if b else None
         if max_bytes:
