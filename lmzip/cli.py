@@ -45,8 +45,9 @@ def io_options(f):
 @io_options
 @click.option("--threads", default=1, show_default=True, help="Intra-op threads (recorded in the file).")
 @click.option("--segment", type=int, help="Segment length in tokens (default: chosen from the input size).")
+@click.option("--mix", is_flag=True, help="Mix the model with an online match model (repeats cost less).")
 def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet,
-             threads, segment) -> None:
+             threads, segment, mix) -> None:
     """Compress FILES (or standard input) to FILE.lmz."""
     from .api import LMCompressor
 
@@ -54,7 +55,7 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
 
     def run(data: bytes):
         if "c" not in state:
-            state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment, jobs=jobs)
+            state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment, jobs=jobs, mix=mix)
         with ui.progress("compress", not quiet) as bar:
             res = state["c"].compress_ex(data, bar)
         if remove and state["c"].decompress(res.blob) != data:

@@ -26,6 +26,7 @@ from .checkpoint import LoadedModel
 from .coder import Decoder, Encoder, ideal_bits
 from .errors import FormatError, IntegrityError
 from .format import Header, crc32, join_streams, split_streams, verify
+from .mix import MatchMixer
 
 Progress = Callable[[int, int], None]  # called with (tokens coded so far, tokens in all)
 # Measured on alice29.txt (benchmarks/README.md): segments of 256 instead of 1024 tokens cost 0.2%
@@ -42,6 +43,7 @@ class Settings:
     device: str = "cpu"
     threads: int = 1
     dtype: str = "float32"
+    mix: bool = False  # mix in the online match model (lmzip.mix)
 
 
 def cpu_isa() -> str:
@@ -78,13 +80,19 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
     B, L = len(lengths), int(lengths.max())
     toks = np.zeros((B, L), dtype=np.int64)
     state = pred.start(B)
+    mixer = MatchMixer(B) if settings.mix else None
     inp = torch.full((B,), pred.bos, dtype=torch.long, device=settings.device)
     done = 0
     for t in range(L):
         logits, state = pred.step(inp, state)
         probs = quantize(logits)
         active = np.flatnonzero(lengths > t)
-        toks[active, t] = code(t, active, probs if len(active) == B else probs[active])
+        rows = probs if len(active) == B else probs[active]
+        if mixer is not None:
+            rows = mixer.mix(active, rows)
+        toks[active, t] = code(t, active, rows)
+        if mixer is not None:
+            mixer.update(active, toks[active, t])
         inp = torch.from_numpy(toks[:, t].copy()).to(settings.device)
         done += len(active)
         if progress:
@@ -155,7 +163,8 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
         raise IntegrityError("the tokenizer does not round-trip this input")
     head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name,
                   n_tokens=len(tokens), device=settings.device.split(":")[0], dtype=settings.dtype,
-                  threads=settings.threads, isa=cpu_isa() if settings.device == "cpu" else "none")
+                  threads=settings.threads, isa=cpu_isa() if settings.device == "cpu" else "none",
+                  mix=settings.mix)
     if len(tokens) == 0:
         return _stored(data, head), head, 0.0
     head.crlf = crlf
@@ -190,7 +199,7 @@ def _group_done(progress: Progress | None, lengths: np.ndarray, bounds: list[tup
 
 
 def _stored(data: bytes, head: Header) -> bytes:
-    head.stored, head.crlf, head.model_id, head.model_name = True, False, bytes(16), ""
+    head.stored, head.crlf, head.mix, head.model_id, head.model_name = True, False, False, bytes(16), ""
     head.n_tokens = head.segment_length = 0
     head.groups, head.payload_length = 1, len(data)
     return head.pack() + data
@@ -202,7 +211,7 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
     if head.stored:
         return verify(head, payload)
     assert model is not None, "a coded file needs its model"
-    settings = Settings(device=head.device, threads=head.threads, dtype=head.dtype)
+    settings = Settings(device=head.device, threads=head.threads, dtype=head.dtype, mix=head.mix)
     lengths = _layout(head.n_tokens, head.segment_length)
     bounds = group_bounds(len(lengths), head.groups)
     streams = split_streams(payload, head.groups)

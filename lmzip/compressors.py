@@ -127,19 +127,19 @@ class Ppmd(Compressor):
 
 
 class LMZip(Compressor):
-    """An installed lmzip model (Transformer or LSTM), static coding."""
+    """An installed lmzip model (Transformer or LSTM): static coding, or mixed with the match model."""
 
-    def __init__(self, model: str, device: str = "cpu"):
+    def __init__(self, model: str, device: str = "cpu", mix: bool = False):
         from . import registry
         from .api import LMCompressor
 
         path, cfg = registry.available()[model]
-        self.name = model
+        self.name = model + ("+mix" if mix else "")
         m = cfg.get("model", {})
         arch = f"{m.get('arch')} {m.get('n_layer')}x{m.get('n_embd')}"
-        self.settings = f"{arch}, {cfg.get('tokenizer')} {m.get('vocab_size')}"
+        self.settings = f"{arch}, {cfg.get('tokenizer')} {m.get('vocab_size')}" + (", +match model" if mix else "")
         self.model_bytes = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
-        self._c = LMCompressor(model, device=device)
+        self._c = LMCompressor(model, device=device, mix=mix)
 
     def compress(self, data: bytes) -> bytes:
         res = self._c.compress_ex(data)
@@ -177,6 +177,8 @@ def registry() -> dict[str, Entry]:
     out = dict(CLASSIC)
     for name in models.available():
         out[name] = Entry(lambda n=name: LMZip(n), lm=True)
+    for name in models.available():
+        out[name + "+mix"] = Entry(lambda n=name: LMZip(n, mix=True), lm=True)
     return out
 
 

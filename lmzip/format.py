@@ -1,14 +1,15 @@
 """The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
 
-Layout (little-endian), format version 3. Earlier versions are read too: version 2 has no CRLF
-flag; version 1 also has offset 10 reserved (= 0, i.e. one group).
+Layout (little-endian), format version 4. Earlier versions are read too: version 3 has no mix
+flag, version 2 no CRLF flag either; version 1 also has offset 10 reserved (= 0, one group).
 
 | offset | size | field |
 |---|---|---|
 | 0 | 4 | magic `89 4C 4D 5A` (`\\x89LMZ`; the first byte is not ASCII) |
 | 4 | 1 | format version (1) |
 | 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
-ends; every LF becomes CRLF after decoding); bits 2-7 reserved, must be 0 |
+ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's rows were mixed with the online
+match model of lmzip.mix); bits 3-7 reserved, must be 0 |
 | 6 | 1 | device class of the computation (0 = cpu, 1 = cuda) |
 | 7 | 1 | dtype of the computation (0 = float32) |
 | 8 | 1 | intra-op threads of the computation |
@@ -36,11 +37,12 @@ from dataclasses import dataclass
 from .errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
-VERSION = 3
-READABLE = (1, 2, 3)
+VERSION = 4
+READABLE = (1, 2, 3, 4)
 FLAG_STORED = 0x01
 FLAG_CRLF = 0x02
-KNOWN_FLAGS = {1: FLAG_STORED, 2: FLAG_STORED, 3: FLAG_STORED | FLAG_CRLF}
+FLAG_MIX = 0x04
+KNOWN_FLAGS = {1: FLAG_STORED, 2: FLAG_STORED, 3: FLAG_STORED | FLAG_CRLF, 4: FLAG_STORED | FLAG_CRLF | FLAG_MIX}
 DEVICES = {0: "cpu", 1: "cuda"}
 DTYPES = {0: "float32"}
 ISAS = {0: "none", 1: "default", 2: "avx2", 3: "avx512"}
@@ -55,6 +57,7 @@ class Header:
     crc32: int
     stored: bool = False
     crlf: bool = False
+    mix: bool = False
     model_id: bytes = bytes(16)
     model_name: str = ""
     n_tokens: int = 0
@@ -79,7 +82,7 @@ class Header:
         name = self.model_name.encode("utf-8")
         if len(name) > 255:
             raise ValueError("model name longer than 255 bytes")
-        flags = (FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0)
+        flags = (FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0) | (FLAG_MIX if self.mix else 0)
         body = _FIXED.pack(
             MAGIC, self.version, flags, _code(DEVICES, self.device), _code(DTYPES, self.dtype),
             self.threads, _code(ISAS, self.isa), self.groups - 1, self.original_length, self.payload_length,
@@ -128,7 +131,8 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
         name = blob[_FIXED.size : end].decode("utf-8")
     except UnicodeDecodeError as e:
         raise FormatError("corrupt header (model name is not UTF-8)") from e
-    h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), mid, name, ntok, seg,
+    h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), bool(flags & FLAG_MIX), mid, name,
+               ntok, seg,
                DEVICES[dev], DTYPES[dt], threads, ISAS[isa], plen, groups_m1 + 1, version)
     payload = blob[end + 4 :]
     if len(payload) < plen:

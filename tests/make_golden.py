@@ -36,6 +36,11 @@ def main() -> None:
         out = DATA / f"golden-{arch}-crlf-v{format.VERSION}.lmz"
         if not out.exists():
             out.write_bytes(blob)
+        blob, head, _ = codec.encode(TEXT[:600] * 2, model, codec.Settings(mix=True), segment=1200)
+        assert head.mix
+        out = DATA / f"golden-{arch}-mix-v{format.VERSION}.lmz"
+        if not out.exists():
+            out.write_bytes(blob)
 
 
 if __name__ == "__main__":

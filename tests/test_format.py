@@ -13,7 +13,7 @@ from lmzip.errors import FormatError, IntegrityError
 from tests.conftest import TEXT
 
 GOLDEN_HEADER = bytes.fromhex(
-    "894c4d5a03000000010302000a000000000000000c000000000000007856341211111111111111111111111111111111"
+    "894c4d5a04000000010302000a000000000000000c000000000000007856341211111111111111111111111111111111"
     "0c000000000000000400000004646f6d6f"
 )
 
@@ -69,7 +69,7 @@ def test_bad_containers(blob, mangle, message):
         fmt.unpack(mangle(blob))
 
 
-@pytest.mark.parametrize("version, flag", [(3, 0x80), (3, 0x04), (2, 0x02), (1, 0x02)])
+@pytest.mark.parametrize("version, flag", [(4, 0x80), (4, 0x08), (3, 0x04), (2, 0x02), (1, 0x02)])
 def test_reserved_flags_rejected(blob, version, flag):
     body = bytearray(blob[: fmt.unpack(blob)[0].size])
     body[4] = version

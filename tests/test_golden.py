@@ -21,7 +21,8 @@ def test_every_golden_file_decodes(path):
     blob = path.read_bytes()
     head, payload = fmt.unpack(blob)
     original = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in path.name else ORIGINAL
-    assert head.crlf == ("-crlf-" in path.name)
+    original = ORIGINAL * 2 if "-mix-" in path.name else original
+    assert head.crlf == ("-crlf-" in path.name) and head.mix == ("-mix-" in path.name)
     assert codec.decode(head, payload, load_model(DATA / f"golden-{arch}")) == original
 
 
@@ -39,6 +40,13 @@ def test_encoder_reproduces_the_crlf_golden_bitstream(arch):
     model = load_model(DATA / f"golden-{arch}")
     blob, head, _ = codec.encode((DATA / "golden-crlf.txt").read_bytes(), model, codec.Settings(), segment=128)
     assert head.crlf and blob == (DATA / f"golden-{arch}-crlf-v{fmt.VERSION}.lmz").read_bytes()
+
+
+@pytest.mark.parametrize("arch", ["gpt", "lstm"])
+def test_encoder_reproduces_the_mix_golden_bitstream(arch):
+    model = load_model(DATA / f"golden-{arch}")
+    blob, head, _ = codec.encode(ORIGINAL * 2, model, codec.Settings(mix=True), segment=1200)
+    assert head.mix and blob == (DATA / f"golden-{arch}-mix-v{fmt.VERSION}.lmz").read_bytes()
 
 
 def test_version_1_files_are_still_read():
