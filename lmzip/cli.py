@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -90,7 +91,7 @@ def _each(inputs, run, mode, to_stdout, output, force, remove, suffix, quiet, ve
     status = ui.OK
     for name in names:
         try:
-            _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet)
+            _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbose)
         except files.Skip as e:
             ui.error(str(e))
             status = max(status, ui.WARNING)
@@ -103,7 +104,7 @@ def _each(inputs, run, mode, to_stdout, output, force, remove, suffix, quiet, ve
     sys.exit(status)
 
 
-def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet) -> None:
+def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbose) -> None:
     stdin = name == "-"
     src = None if stdin else Path(name)
     if to_stdout or (stdin and output is None):
@@ -117,6 +118,7 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet) -> No
     if dst is not None and dst.exists() and not force:
         raise LmzipError(f"{dst}: already exists; use -f to overwrite")
     data = sys.stdin.buffer.read() if stdin else files.read_input(src)
+    t0 = time.perf_counter()
     try:
         result, note = run(data)
     except files.Skip:
@@ -135,6 +137,15 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet) -> No
         bpb = 8 * comp / max(1, orig)
         where = f" -> {dst}" if dst is not None else ""
         ui.err.print(f"{name}: {bpb:.3f} bpb ({ui.human(orig)} => {ui.human(comp)}{note}){where}", markup=False)
+    if verbose:
+        from .api import inspect
+
+        h = inspect(result if mode == "compress" else data)
+        secs = time.perf_counter() - t0
+        layout = "stored" if h.stored else (f"{h.n_tokens:,} tokens in {h.n_segments} segments of {h.segment_length}"
+                                             f", {h.groups} group(s), model id {h.model_id.hex()[:12]}"
+                                             + (", CRLF" if h.crlf else "") + (", mix" if h.mix else ""))
+        ui.err.print(f"  {layout}; {orig / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s)", markup=False)
 
 
 def _exit_error(message: str) -> None:

@@ -156,3 +156,11 @@ def test_refuses_binary_to_a_terminal(run, monkeypatch):
 def test_models_lists_installed(run):
     r = run("models", "--json")
     assert r.exit_code == 0 and '"name": "tiny-gpt"' in r.stdout
+
+
+def test_verbose_and_mix(run, work):
+    r = run("compress", "-m", "tiny-gpt", "-v", "--mix", "a.txt")
+    assert r.exit_code == 0 and "segments of" in r.stderr and ", mix" in r.stderr and "KB/s" in r.stderr
+    (work / "a.txt").unlink()
+    assert run("decompress", "-v", "a.txt.lmz").exit_code == 0
+    assert (work / "a.txt").read_bytes() == TEXT
