@@ -131,6 +131,11 @@ def _worker(name: str, sources: list[Source], queue) -> None:
             t2 = time.perf_counter()
             row.compressed_bytes, row.compress_s, row.decompress_s = len(blob), t1 - t0, t2 - t1
             row.peak_mib = _rss_peak_mib()
+            if comp.last_workers and row.peak_mib is not None:  # + the group workers (each at most this)
+                import resource
+
+                child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+                row.peak_mib += comp.last_workers * child
             row.verified = out == data
             if not row.verified:
                 row.error = "decompressed bytes differ from the original"
@@ -184,7 +189,8 @@ def run(names: list[str], sources: list[Source], jobs: int = 1,
     while pending or running:
         while pending and len(running) < jobs:
             name = pending.pop(0)
-            running[name] = ctx.Process(target=_worker, args=(name, sources, q), daemon=True)
+            # not daemonic: lmzip's codec spawns its own group workers inside
+            running[name] = ctx.Process(target=_worker, args=(name, sources, q))
             running[name].start()
         try:
             msg = q.get(timeout=2)

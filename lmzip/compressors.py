@@ -24,6 +24,7 @@ class Compressor:
     model_bytes: int = 0
     # language models also report their cross-entropy on the last input: (ideal bits, tokens)
     last_ideal: tuple[float, int] | None = None
+    last_workers: int = 0  # worker processes the last call used (their memory counts too)
 
     def compress(self, data: bytes) -> bytes:
         raise NotImplementedError
@@ -144,6 +145,7 @@ class LMZip(Compressor):
     def compress(self, data: bytes) -> bytes:
         res = self._c.compress_ex(data)
         self.last_ideal = (res.ideal_bits, res.header.n_tokens)
+        self.last_workers = res.header.groups if res.header.groups > 1 else 0
         return res.blob
 
     def decompress(self, blob: bytes) -> bytes:
