@@ -26,11 +26,11 @@ class LMCompressor:
     """A language-model compressor bound to one model (loaded once, reused for many inputs)."""
 
     def __init__(self, model: str | Path | None = None, device: str = "cpu", threads: int = 1,
-                 segment: int | None = None, jobs: int | None = None, mix: bool = False):
+                 segment: int | None = None, jobs: int | None = None, mix: bool = False, adapt=None):
         from . import codec, registry
 
         self.model = registry.load(model)
-        self.settings = codec.Settings(device=device, threads=threads, mix=mix)
+        self.settings = codec.Settings(device=device, threads=threads, mix=mix, adapt=adapt)
         self.segment, self.jobs = segment, jobs
         if device != "cpu":
             self.model.predictor.to(device)

@@ -47,16 +47,25 @@ def io_options(f):
 @click.option("--threads", default=1, show_default=True, help="Intra-op threads (recorded in the file).")
 @click.option("--segment", type=int, help="Segment length in tokens (default: chosen from the input size).")
 @click.option("--mix", is_flag=True, help="Mix the model with an online match model (repeats cost less).")
+@click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block.")
+@click.option("--adapt-lr", default=3e-4, show_default=True, help="Adam learning rate for --adapt.")
+@click.option("--adapt-block", default=32, show_default=True, help="Coded steps between optimizer steps.")
 def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet,
-             threads, segment, mix) -> None:
+             threads, segment, mix, adapt, adapt_lr, adapt_block) -> None:
     """Compress FILES (or standard input) to FILE.lmz."""
     from .api import LMCompressor
 
     state: dict = {}
+    if adapt and not 1 <= adapt_block <= 65535 or adapt_lr <= 0:
+        _exit_error("--adapt-block must be 1..65535 and --adapt-lr positive")
 
     def run(data: bytes):
         if "c" not in state:
-            state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment, jobs=jobs, mix=mix)
+            from .adapt import AdaptConfig
+
+            cfg = AdaptConfig(adapt_lr, adapt_block) if adapt else None
+            state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment, jobs=jobs, mix=mix,
+                                      adapt=cfg)
         with ui.progress("compress", not quiet) as bar:
             res = state["c"].compress_ex(data, bar)
         if remove and state["c"].decompress(res.blob) != data:
@@ -144,7 +153,8 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbo
         secs = time.perf_counter() - t0
         layout = "stored" if h.stored else (f"{h.n_tokens:,} tokens in {h.n_segments} segments of {h.segment_length}"
                                              f", {h.groups} group(s), model id {h.model_id.hex()[:12]}"
-                                             + (", CRLF" if h.crlf else "") + (", mix" if h.mix else ""))
+                                             + (", CRLF" if h.crlf else "") + (", mix" if h.mix else "")
+                                             + (f", adapt lr {h.adapt_lr:g} block {h.adapt_block}" if h.adapt else ""))
         ui.err.print(f"  {layout}; {orig / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s)", markup=False)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from . import parallel, transform
+from .adapt import AdaptConfig, Adapter
 from .checkpoint import LoadedModel
 from .coder import Decoder, Encoder, ideal_bits
 from .errors import FormatError, IntegrityError
@@ -44,6 +45,7 @@ class Settings:
     threads: int = 1
     dtype: str = "float32"
     mix: bool = False  # mix in the online match model (lmzip.mix)
+    adapt: AdaptConfig | None = None  # learn while coding (lmzip.adapt)
 
 
 def cpu_isa() -> str:
@@ -76,7 +78,8 @@ def segment_length(n_tokens: int, min_segment: int = MIN_SEGMENT, max_batch: int
 
 def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code, progress: Progress | None):
     """Step all segments together; ``code(t, active_rows, probs)`` returns those rows' tokens."""
-    pred = model.predictor
+    adapter = Adapter(model.predictor, settings.adapt) if settings.adapt else None
+    pred = adapter.pred if adapter else model.predictor  # adaptation trains a private copy
     B, L = len(lengths), int(lengths.max())
     toks = np.zeros((B, L), dtype=np.int64)
     state = pred.start(B)
@@ -93,6 +96,8 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
         toks[active, t] = code(t, active, rows)
         if mixer is not None:
             mixer.update(active, toks[active, t])
+        if adapter is not None and adapter.due(t):
+            adapter.learn(toks, lengths, t)
         inp = torch.from_numpy(toks[:, t].copy()).to(settings.device)
         done += len(active)
         if progress:
@@ -165,6 +170,9 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
                   n_tokens=len(tokens), device=settings.device.split(":")[0], dtype=settings.dtype,
                   threads=settings.threads, isa=cpu_isa() if settings.device == "cpu" else "none",
                   mix=settings.mix)
+    if settings.adapt:
+        head.adapt_optimizer, head.adapt_block = settings.adapt.optimizer, settings.adapt.block
+        head.adapt_lr = float(np.float32(settings.adapt.lr))
     if len(tokens) == 0:
         return _stored(data, head), head, 0.0
     head.crlf = crlf
@@ -200,6 +208,7 @@ def _group_done(progress: Progress | None, lengths: np.ndarray, bounds: list[tup
 
 def _stored(data: bytes, head: Header) -> bytes:
     head.stored, head.crlf, head.mix, head.model_id, head.model_name = True, False, False, bytes(16), ""
+    head.adapt_optimizer, head.adapt_lr, head.adapt_block = "", 0.0, 0
     head.n_tokens = head.segment_length = 0
     head.groups, head.payload_length = 1, len(data)
     return head.pack() + data
@@ -211,7 +220,8 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
     if head.stored:
         return verify(head, payload)
     assert model is not None, "a coded file needs its model"
-    settings = Settings(device=head.device, threads=head.threads, dtype=head.dtype, mix=head.mix)
+    adapt = AdaptConfig(head.adapt_lr, head.adapt_block, head.adapt_optimizer) if head.adapt else None
+    settings = Settings(device=head.device, threads=head.threads, dtype=head.dtype, mix=head.mix, adapt=adapt)
     lengths = _layout(head.n_tokens, head.segment_length)
     bounds = group_bounds(len(lengths), head.groups)
     streams = split_streams(payload, head.groups)

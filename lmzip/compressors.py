@@ -130,17 +130,23 @@ class Ppmd(Compressor):
 class LMZip(Compressor):
     """An installed lmzip model (Transformer or LSTM): static coding, or mixed with the match model."""
 
-    def __init__(self, model: str, device: str = "cpu", mix: bool = False):
+    def __init__(self, model: str, device: str = "cpu", mix: bool = False, adapt: bool = False):
         from . import registry
         from .api import LMCompressor
 
         path, cfg = registry.available()[model]
-        self.name = model + ("+mix" if mix else "")
+        self.name = model + ("+mix" if mix else "") + ("+adapt" if adapt else "")
         m = cfg.get("model", {})
         arch = f"{m.get('arch')} {m.get('n_layer')}x{m.get('n_embd')}"
-        self.settings = f"{arch}, {cfg.get('tokenizer')} {m.get('vocab_size')}" + (", +match model" if mix else "")
+        self.settings = (f"{arch}, {cfg.get('tokenizer')} {m.get('vocab_size')}" + (", +match model" if mix else "")
+                         + (", learns while coding" if adapt else ""))
         self.model_bytes = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
-        self._c = LMCompressor(model, device=device, mix=mix)
+        ad = None
+        if adapt:
+            from .adapt import AdaptConfig
+
+            ad = AdaptConfig()
+        self._c = LMCompressor(model, device=device, mix=mix, adapt=ad)
 
     def compress(self, data: bytes) -> bytes:
         res = self._c.compress_ex(data)
@@ -181,6 +187,8 @@ def registry() -> dict[str, Entry]:
         out[name] = Entry(lambda n=name: LMZip(n), lm=True)
     for name in models.available():
         out[name + "+mix"] = Entry(lambda n=name: LMZip(n, mix=True), lm=True)
+    for name in models.available():
+        out[name + "+adapt"] = Entry(lambda n=name: LMZip(n, adapt=True), lm=True)
     return out
 
 

@@ -1,7 +1,8 @@
 """The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
 
-Layout (little-endian), format version 4. Earlier versions are read too: version 3 has no mix
-flag, version 2 no CRLF flag either; version 1 also has offset 10 reserved (= 0, one group).
+Layout (little-endian), format version 5. Earlier versions are read too: version 4 has no adapt
+flag, version 3 no mix flag, version 2 no CRLF flag either; version 1 also has offset 10 reserved
+(= 0, one group).
 
 | offset | size | field |
 |---|---|---|
@@ -9,7 +10,8 @@ flag, version 2 no CRLF flag either; version 1 also has offset 10 reserved (= 0,
 | 4 | 1 | format version (1) |
 | 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
 ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's rows were mixed with the online
-match model of lmzip.mix); bits 3-7 reserved, must be 0 |
+match model of lmzip.mix); bit 3 = adapt (the model learned while coding, see lmzip.adapt); bits 4-7
+reserved, must be 0 |
 | 6 | 1 | device class of the computation (0 = cpu, 1 = cuda) |
 | 7 | 1 | dtype of the computation (0 = float32) |
 | 8 | 1 | intra-op threads of the computation |
@@ -23,8 +25,10 @@ match model of lmzip.mix); bits 3-7 reserved, must be 0 |
 | 56 | 4 | segment length in tokens (segments are coded side by side as one batch) |
 | 60 | 1 | N = length of the model name |
 | 61 | N | model name (UTF-8) |
-| 61+N | 4 | CRC32 of bytes 0 .. 61+N (the header itself) |
-| 65+N | … | payload: the raw input when stored; else with one group its range-coder words (uint32 LE),
+| 61+N | A | only with the adapt flag (A = 7, else 0): optimizer (u8, 1 = Adam), learning rate (f32),
+block in steps (u16) |
+| 61+N+A | 4 | CRC32 of all the header bytes before it |
+| 65+N+A | … | payload: the raw input when stored; else with one group its range-coder words (uint32 LE),
 with G > 1 groups G uint32 byte lengths, then each group's words |
 """
 
@@ -37,12 +41,16 @@ from dataclasses import dataclass
 from .errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
-VERSION = 4
-READABLE = (1, 2, 3, 4)
+VERSION = 5
+READABLE = (1, 2, 3, 4, 5)
 FLAG_STORED = 0x01
 FLAG_CRLF = 0x02
 FLAG_MIX = 0x04
-KNOWN_FLAGS = {1: FLAG_STORED, 2: FLAG_STORED, 3: FLAG_STORED | FLAG_CRLF, 4: FLAG_STORED | FLAG_CRLF | FLAG_MIX}
+FLAG_ADAPT = 0x08
+KNOWN_FLAGS = {1: FLAG_STORED, 2: FLAG_STORED, 3: FLAG_STORED | FLAG_CRLF, 4: FLAG_STORED | FLAG_CRLF | FLAG_MIX,
+               5: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT}
+OPTIMIZERS = {1: "adam"}
+_ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 DEVICES = {0: "cpu", 1: "cuda"}
 DTYPES = {0: "float32"}
 ISAS = {0: "none", 1: "default", 2: "avx2", 3: "avx512"}
@@ -68,7 +76,15 @@ class Header:
     isa: str = "none"
     payload_length: int = 0
     groups: int = 1
+    adapt_optimizer: str = ""  # "" = no adaptation
+    adapt_lr: float = 0.0
+    adapt_block: int = 0
     version: int = VERSION
+
+    @property
+    def adapt(self) -> bool:
+        """Whether the model learned while coding."""
+        return bool(self.adapt_optimizer)
 
     @property
     def n_segments(self) -> int:
@@ -82,18 +98,21 @@ class Header:
         name = self.model_name.encode("utf-8")
         if len(name) > 255:
             raise ValueError("model name longer than 255 bytes")
-        flags = (FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0) | (FLAG_MIX if self.mix else 0)
+        flags = ((FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0) | (FLAG_MIX if self.mix else 0)
+                 | (FLAG_ADAPT if self.adapt else 0))
         body = _FIXED.pack(
             MAGIC, self.version, flags, _code(DEVICES, self.device), _code(DTYPES, self.dtype),
             self.threads, _code(ISAS, self.isa), self.groups - 1, self.original_length, self.payload_length,
             self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
         ) + name
+        if self.adapt:
+            body += _ADAPT.pack(_code(OPTIMIZERS, self.adapt_optimizer), self.adapt_lr, self.adapt_block)
         return body + struct.pack("<I", zlib.crc32(body))
 
     @property
     def size(self) -> int:
         """Header length in bytes."""
-        return _FIXED.size + len(self.model_name.encode("utf-8")) + 4
+        return _FIXED.size + len(self.model_name.encode("utf-8")) + (_ADAPT.size if self.adapt else 0) + 4
 
 
 def _code(table: dict[int, str], value: str) -> int:
@@ -116,7 +135,8 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
         raise FormatError("truncated header")
     f = _FIXED.unpack_from(blob)
     n = f[-1]
-    end = _FIXED.size + n
+    adapt = bool(f[2] & FLAG_ADAPT) and blob[4] >= 5
+    end = _FIXED.size + n + (_ADAPT.size if adapt else 0)
     if len(blob) < end + 4:
         raise FormatError("truncated header")
     (crc,) = struct.unpack_from("<I", blob, end)
@@ -128,12 +148,17 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     if dev not in DEVICES or dt not in DTYPES or isa not in ISAS:
         raise FormatError("unsupported computation settings in the header (written by a newer lmzip?)")
     try:
-        name = blob[_FIXED.size : end].decode("utf-8")
+        name = blob[_FIXED.size : _FIXED.size + n].decode("utf-8")
     except UnicodeDecodeError as e:
         raise FormatError("corrupt header (model name is not UTF-8)") from e
     h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), bool(flags & FLAG_MIX), mid, name,
                ntok, seg,
-               DEVICES[dev], DTYPES[dt], threads, ISAS[isa], plen, groups_m1 + 1, version)
+               DEVICES[dev], DTYPES[dt], threads, ISAS[isa], plen, groups_m1 + 1, version=version)
+    if adapt:
+        opt, h.adapt_lr, h.adapt_block = _ADAPT.unpack_from(blob, _FIXED.size + n)
+        if opt not in OPTIMIZERS or h.adapt_block == 0:
+            raise FormatError("unsupported adaptation settings in the header (written by a newer lmzip?)")
+        h.adapt_optimizer = OPTIMIZERS[opt]
     payload = blob[end + 4 :]
     if len(payload) < plen:
         raise FormatError(f"truncated file ({len(payload)} of {plen} payload bytes)")

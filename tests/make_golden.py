@@ -9,11 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from lmzip import codec, format
+from lmzip.adapt import AdaptConfig
 from lmzip.checkpoint import load_model, save_model
 from lmzip.tokenizer import ByteTokenizer
 from tests.conftest import TEXT, tiny
 
 DATA = Path(__file__).parent / "data"
+ADAPT = codec.Settings(adapt=AdaptConfig(1e-3, 16))
 
 
 def main() -> None:
@@ -39,6 +41,11 @@ def main() -> None:
         blob, head, _ = codec.encode(TEXT[:600] * 2, model, codec.Settings(mix=True), segment=1200)
         assert head.mix
         out = DATA / f"golden-{arch}-mix-v{format.VERSION}.lmz"
+        if not out.exists():
+            out.write_bytes(blob)
+        blob, head, _ = codec.encode(TEXT[:600] * 2, model, ADAPT, segment=300)
+        assert head.adapt
+        out = DATA / f"golden-{arch}-adapt-v{format.VERSION}.lmz"
         if not out.exists():
             out.write_bytes(blob)
 

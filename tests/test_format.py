@@ -13,7 +13,7 @@ from lmzip.errors import FormatError, IntegrityError
 from tests.conftest import TEXT
 
 GOLDEN_HEADER = bytes.fromhex(
-    "894c4d5a04000000010302000a000000000000000c000000000000007856341211111111111111111111111111111111"
+    "894c4d5a05000000010302000a000000000000000c000000000000007856341211111111111111111111111111111111"
     "0c000000000000000400000004646f6d6f"
 )
 
@@ -69,7 +69,7 @@ def test_bad_containers(blob, mangle, message):
         fmt.unpack(mangle(blob))
 
 
-@pytest.mark.parametrize("version, flag", [(4, 0x80), (4, 0x08), (3, 0x04), (2, 0x02), (1, 0x02)])
+@pytest.mark.parametrize("version, flag", [(5, 0x80), (5, 0x10), (4, 0x08), (3, 0x04), (2, 0x02), (1, 0x02)])
 def test_reserved_flags_rejected(blob, version, flag):
     body = bytearray(blob[: fmt.unpack(blob)[0].size])
     body[4] = version
@@ -103,3 +103,10 @@ def test_group_streams_round_trip_and_reject_bad_tables():
         fmt.split_streams(fmt.join_streams(streams)[:-1], 3)
     with pytest.raises(FormatError, match="group table"):
         fmt.split_streams(b"\0", 2)
+
+
+def test_adapt_fields_round_trip():
+    h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, adapt_optimizer="adam", adapt_lr=0.25,
+                   adapt_block=32, payload_length=0)
+    back, _ = fmt.unpack(h.pack())
+    assert back == h and back.size == h.size == 61 + 1 + 7 + 4

@@ -9,6 +9,7 @@ import pytest
 
 from lmzip import codec
 from lmzip import format as fmt
+from lmzip.adapt import AdaptConfig
 from lmzip.checkpoint import load_model
 
 DATA = Path(__file__).parent / "data"
@@ -21,8 +22,9 @@ def test_every_golden_file_decodes(path):
     blob = path.read_bytes()
     head, payload = fmt.unpack(blob)
     original = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in path.name else ORIGINAL
-    original = ORIGINAL * 2 if "-mix-" in path.name else original
+    original = ORIGINAL * 2 if "-mix-" in path.name or "-adapt-" in path.name else original
     assert head.crlf == ("-crlf-" in path.name) and head.mix == ("-mix-" in path.name)
+    assert head.adapt == ("-adapt-" in path.name)
     assert codec.decode(head, payload, load_model(DATA / f"golden-{arch}")) == original
 
 
@@ -47,6 +49,15 @@ def test_encoder_reproduces_the_mix_golden_bitstream(arch):
     model = load_model(DATA / f"golden-{arch}")
     blob, head, _ = codec.encode(ORIGINAL * 2, model, codec.Settings(mix=True), segment=1200)
     assert head.mix and blob == (DATA / f"golden-{arch}-mix-v{fmt.VERSION}.lmz").read_bytes()
+
+
+@pytest.mark.parametrize("arch", ["gpt", "lstm"])
+def test_encoder_reproduces_the_adapt_golden_bitstream(arch):
+    model = load_model(DATA / f"golden-{arch}")
+    settings = codec.Settings(adapt=AdaptConfig(1e-3, 16))
+    blob, head, _ = codec.encode(ORIGINAL * 2, model, settings, segment=300)
+    assert head.adapt and head.adapt_block == 16 and head.adapt_lr == pytest.approx(1e-3)
+    assert blob == (DATA / f"golden-{arch}-adapt-v{fmt.VERSION}.lmz").read_bytes()
 
 
 def test_version_1_files_are_still_read():

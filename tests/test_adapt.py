@@ -1,0 +1,48 @@
+"""Learning while coding: exact round trips (the decoder retrains identically), and it learns."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from lmzip import codec
+from lmzip import format as fmt
+from lmzip.adapt import AdaptConfig
+from tests.conftest import TEXT
+
+ADAPT = codec.Settings(adapt=AdaptConfig(1e-3, 8))
+
+
+def test_adapt_round_trips(byte_model, bpe_model):
+    for model in (byte_model, bpe_model):
+        for data, seg in ((TEXT, 300), (TEXT[:37], None), (TEXT * 2, 50)):
+            blob, head, _ = codec.encode(data, model, ADAPT, segment=seg)
+            assert head.adapt or head.stored
+            assert codec.decode(*fmt.unpack(blob), model) == data
+
+
+def test_adapt_learns_and_leaves_the_shared_model_alone(gpt_model):
+    before = {k: v.clone() for k, v in gpt_model.predictor.state_dict().items()}
+    data = TEXT * 3
+    static = codec.encode(data, gpt_model, codec.Settings(), segment=len(data))[0]
+    adapted = codec.encode(data, gpt_model, codec.Settings(adapt=AdaptConfig(3e-3, 16)), segment=len(data))[0]
+    assert len(adapted) < len(static)
+    assert all(torch.equal(before[k], v) for k, v in gpt_model.predictor.state_dict().items())
+
+
+@pytest.mark.parametrize("arch", ["gpt", "lstm"])
+def test_decodes_in_a_separate_process(arch, tmp_path):
+    from lmzip.checkpoint import load_model
+    from tests.test_golden import DATA
+
+    model = load_model(DATA / f"golden-{arch}")
+    blob, _, _ = codec.encode(TEXT, model, ADAPT, segment=200, groups=2)
+    (tmp_path / "x.lmz").write_bytes(blob)
+    code = ("import sys; from lmzip import codec, format as f; from lmzip.checkpoint import load_model; "
+            f"h, p = f.unpack(open({str(tmp_path / 'x.lmz')!r}, 'rb').read()); "
+            f"sys.stdout.buffer.write(codec.decode(h, p, load_model({str(DATA / ('golden-' + arch))!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
+    assert out == TEXT
