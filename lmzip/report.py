@@ -57,9 +57,14 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         comp = sum(r["compressed_bytes"] for r in good)
         ct, dt = sum(r["compress_s"] or 0 for r in good), sum(r["decompress_s"] or 0 for r in good)
         model = rs[0]["model_bytes"]
+        ideal = [r for r in good if r.get("ideal_bits") is not None]
+        ideal_bits, tokens = sum(r["ideal_bits"] for r in ideal), sum(r["tokens"] or 0 for r in ideal)
         out.append({
             "compressor": name, "settings": rs[0]["settings"], "files": len(rs), "original_bytes": orig,
             "compressed_bytes": comp, "bpb": 8 * comp / orig if orig else None,
+            "ratio": orig / comp if comp else None,
+            "ideal_bpb": ideal_bits / sum(r["original_bytes"] for r in ideal) if ideal else None,
+            "ppl_token": 2 ** (ideal_bits / tokens) if tokens else None,
             "bpb_with_model": 8 * (comp + model) / orig if orig else None, "model_bytes": model,
             "compress_kbps": orig / 1000 / ct if ct else None, "decompress_kbps": orig / 1000 / dt if dt else None,
             "peak_mib": max((r["peak_mib"] or 0 for r in good), default=None),
@@ -111,11 +116,12 @@ def rich_tables(doc: dict[str, Any]) -> list[Table]:
         size = next((cells[(c, f)]["original_bytes"] for c in comps if (c, f) in cells), 0)
         t.add_row(f, f"{size:,}", *[_cell(cells.get((c, f)), best, ("[bold]", "[/bold]")) for c in comps])
     s = Table(title="per compressor, all files together")
-    for col in ("compressor", "settings", "bpb", "+model", "compress KB/s", "decompress KB/s", "peak MiB",
-                "model bytes", "✓"):
+    for col in ("compressor", "settings", "bpb", "ideal", "ppl", "ratio", "+model", "compress KB/s",
+                "decompress KB/s", "peak MiB", "model bytes", "✓"):
         s.add_column(col, justify="left" if col in ("compressor", "settings") else "right")
     for r in summary([derive(x) for x in doc["rows"]]):
-        s.add_row(r["compressor"], r["settings"], _fmt(r["bpb"]), _fmt(r["bpb_with_model"]),
+        s.add_row(r["compressor"], r["settings"], _fmt(r["bpb"]), _fmt(r["ideal_bpb"]), _fmt(r["ppl_token"], 1),
+                  _fmt(r["ratio"], 2), _fmt(r["bpb_with_model"]),
                   _fmt(r["compress_kbps"], 1), _fmt(r["decompress_kbps"], 1), _fmt(r["peak_mib"], 0),
                   f"{r['model_bytes']:,}", "✓" if r["verified"] else "✗")
     return [t, s]
@@ -130,10 +136,12 @@ def markdown(doc: dict[str, Any]) -> str:
         size = next((cells[(c, f)]["original_bytes"] for c in comps if (c, f) in cells), 0)
         lines.append(f"| {f} | {size:,} | " + " | ".join(_cell(cells.get((c, f)), best, ("**", "**")) for c in comps)
                      + " |")
-    lines += ["", "| compressor | settings | bpb (all files) | bpb +model | compress KB/s | decompress KB/s | "
-              "peak MiB | model bytes | verified |", "|---|---|---:|---:|---:|---:|---:|---:|:-:|"]
+    lines += ["", "| compressor | settings | bpb (all files) | ideal | ppl/token | ratio | bpb +model | "
+              "compress KB/s | decompress KB/s | peak MiB | model bytes | verified |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|:-:|"]
     for r in summary([derive(x) for x in doc["rows"]]):
-        lines.append(f"| {r['compressor']} | {r['settings']} | {_fmt(r['bpb'])} | {_fmt(r['bpb_with_model'])} | "
+        lines.append(f"| {r['compressor']} | {r['settings']} | {_fmt(r['bpb'])} | {_fmt(r['ideal_bpb'])} | "
+                     f"{_fmt(r['ppl_token'], 1)} | {_fmt(r['ratio'], 2)} | {_fmt(r['bpb_with_model'])} | "
                      f"{_fmt(r['compress_kbps'], 1)} | {_fmt(r['decompress_kbps'], 1)} | {_fmt(r['peak_mib'], 0)} | "
                      f"{r['model_bytes']:,} | {'✓' if r['verified'] else '✗'} |")
     lines += ["", CAPTION, "", "Published figures (quoted, **not run here**; bits per byte):", "",
