@@ -44,10 +44,7 @@ def load_dataset_texts(name: str, split: str, column: str) -> list[bytes]:
     except ImportError as e:  # pragma: no cover - depends on the install
         raise LmzipError("the 'datasets' package is not installed (pip install datasets)") from e
     try:
-        if Path(name).exists():
-            ds = datasets.load_dataset(name, split=split)
-        else:
-            ds = datasets.load_dataset(name, split=split)
+        ds = datasets.load_dataset(name, split=split)  # a local folder or a cached hub name
     except Exception as e:  # datasets raises many types; all mean "not available here"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise LmzipError(f"dataset {name!r} (split {split!r}) is not available offline: {first}") from e

@@ -102,12 +102,18 @@ def compare(a: Explanation, b: Explanation) -> np.ndarray:
     return out
 
 
-def position_curve(ex: Explanation, max_pos: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean bits per token and per byte at each context position 0..max_pos-1 (NaN where unseen)."""
+def position_sums(ex: Explanation, max_pos: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tokens, bits and bytes at each context position 0..max_pos-1."""
     nbytes = np.array([len(p) for p in ex.pieces], dtype=np.float64)
     pos = np.minimum(ex.position, max_pos)
     count = np.bincount(pos, minlength=max_pos + 1)[:max_pos].astype(np.float64)
     bits = np.bincount(pos, weights=ex.bits, minlength=max_pos + 1)[:max_pos]
     byts = np.bincount(pos, weights=nbytes, minlength=max_pos + 1)[:max_pos]
+    return count, bits, byts
+
+
+def position_curve(ex: Explanation, max_pos: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean bits per token and per byte at each context position 0..max_pos-1 (NaN where unseen)."""
+    count, bits, byts = position_sums(ex, max_pos)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.arange(max_pos), bits / count, bits / byts

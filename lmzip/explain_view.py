@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from rich.text import Text
 
-from .explain import Explanation, compare, position_curve, surprising_spans
+from .explain import Explanation, compare, position_sums, surprising_spans
 
 # bits per byte -> a background colour, from cheap (green) to expensive (red)
 LEVELS = [(1.0, "#1a9850"), (2.0, "#91cf60"), (3.0, "#d9ef8b"), (5.0, "#fee08b"), (8.0, "#fc8d59"),
@@ -163,11 +163,9 @@ def positions_plot(curves: dict[str, dict], out: Path, title: str) -> None:
 
 def curve_record(ex: Explanation, max_pos: int) -> dict:
     """The positions curve of one explanation as JSON-able lists (bits and bytes per position)."""
-    nbytes = np.array([len(p) for p in ex.pieces], dtype=np.float64)
-    pos = np.minimum(ex.position, max_pos)
-    bits = np.bincount(pos, weights=ex.bits, minlength=max_pos + 1)[:max_pos]
-    byts = np.bincount(pos, weights=nbytes, minlength=max_pos + 1)[:max_pos]
-    _, _, bpb = position_curve(ex, max_pos)
+    _, bits, byts = position_sums(ex, max_pos)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bpb = bits / byts
     return {"bits": bits.tolist(), "bytes": byts.tolist(), "bpb": [None if np.isnan(x) else x for x in bpb],
             "total_bpb": ex.bits_per_byte}
 

@@ -60,10 +60,10 @@ def measured_speed() -> dict:
         return {}
 
 
-def model_record(name: str, path: Path, cfg: dict) -> dict:
+def model_record(name: str, path: Path, cfg: dict, speeds: dict) -> dict:
     """One installed model's facts, from its config.json (and the measured speeds)."""
     m, tr = cfg.get("model", {}), cfg.get("training", {})
-    speed = measured_speed().get(name, {}) if path.parent == registry.SHIPPED else {}
+    speed = speeds.get(name, {}) if path.parent == registry.SHIPPED else {}
     size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
     return {
         "name": name, "arch": m.get("arch"), "params": cfg.get("params"), "file_bytes": size,
@@ -77,7 +77,8 @@ def model_record(name: str, path: Path, cfg: dict) -> dict:
 
 def list_models(as_json: bool) -> None:
     """Print the installed models."""
-    rows = [model_record(n, p, c) for n, (p, c) in registry.available().items()]
+    speeds = measured_speed()  # read once, not once per model
+    rows = [model_record(n, p, c, speeds) for n, (p, c) in registry.available().items()]
     if as_json:
         ui.out.print_json(json.dumps(rows))
         return
