@@ -26,10 +26,12 @@ class LMCompressor:
     """A language-model compressor bound to one model (loaded once, reused for many inputs)."""
 
     def __init__(self, model: str | Path | None = None, device: str = "cpu", threads: int = 1,
-                 segment: int | None = None, jobs: int | None = None, mix: bool = False, adapt=None):
+                 segment: int | None = None, jobs: int | None = None, mix: bool = False, adapt=None,
+                 seed: int | None = None):
         from . import codec, registry
 
-        self.model = registry.load(model)
+        # seed: start from the preset ``model`` with seeded random weights instead of trained ones
+        self.model = registry.load(model) if seed is None else registry.scratch(model or registry.DEFAULT_MODEL, seed)
         self.settings = codec.Settings(device=device, threads=threads, mix=mix, adapt=adapt)
         self.segment, self.jobs = segment, jobs
         if device != "cpu":
@@ -68,10 +70,11 @@ def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None) 
         return fmt.verify(head, payload)
     from . import codec, registry
 
-    if model is not None and not isinstance(model, (str, Path)):
-        loaded = model if model.model_id == head.model_id else registry.find_by_id(head.model_id, head.model_name)
+    if model is not None and not isinstance(model, (str, Path)) and model.model_id == head.model_id:
+        loaded = model
     else:
-        loaded = registry.find_by_id(head.model_id, head.model_name, model)
+        hint = model if isinstance(model, (str, Path)) and head.seed is None else None
+        loaded = registry.find_by_id(head.model_id, head.model_name, hint, head.seed)
     if head.device != "cpu":
         loaded.predictor.to(head.device)
     return codec.decode(head, payload, loaded, progress, jobs)

@@ -34,6 +34,7 @@ class LoadedModel:
     model_id: bytes  # 16 bytes
     meta: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    seed: int | None = None  # set for seeded random weights (registry.scratch), recorded in the header
 
     @property
     def id_hex(self) -> str:

@@ -50,14 +50,18 @@ def io_options(f):
 @click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block.")
 @click.option("--adapt-lr", default=3e-4, show_default=True, help="Adam learning rate for --adapt.")
 @click.option("--adapt-block", default=32, show_default=True, help="Coded steps between optimizer steps.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              help="With --adapt: start from seeded random weights of the preset -m names (learn from scratch).")
 def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet,
-             threads, segment, mix, adapt, adapt_lr, adapt_block) -> None:
+             threads, segment, mix, adapt, adapt_lr, adapt_block, seed) -> None:
     """Compress FILES (or standard input) to FILE.lmz."""
     from .api import LMCompressor
 
     state: dict = {}
     if adapt and not 1 <= adapt_block <= 65535 or adapt_lr <= 0:
         _exit_error("--adapt-block must be 1..65535 and --adapt-lr positive")
+    if seed is not None and not adapt:
+        _exit_error("--seed needs --adapt (random weights that never learn predict nothing)")
 
     def run(data: bytes):
         if "c" not in state:
@@ -65,7 +69,7 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
 
             cfg = AdaptConfig(adapt_lr, adapt_block) if adapt else None
             state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment, jobs=jobs, mix=mix,
-                                      adapt=cfg)
+                                      adapt=cfg, seed=seed)
         with ui.progress("compress", not quiet) as bar:
             res = state["c"].compress_ex(data, bar)
         if remove and state["c"].decompress(res.blob) != data:
@@ -154,7 +158,8 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbo
         layout = "stored" if h.stored else (f"{h.n_tokens:,} tokens in {h.n_segments} segments of {h.segment_length}"
                                              f", {h.groups} group(s), model id {h.model_id.hex()[:12]}"
                                              + (", CRLF" if h.crlf else "") + (", mix" if h.mix else "")
-                                             + (f", adapt lr {h.adapt_lr:g} block {h.adapt_block}" if h.adapt else ""))
+                                             + (f", adapt lr {h.adapt_lr:g} block {h.adapt_block}" if h.adapt else "")
+                                             + (f", random weights seed {h.seed}" if h.seed is not None else ""))
         ui.err.print(f"  {layout}; {orig / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s)", markup=False)
 
 

@@ -169,7 +169,7 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name,
                   n_tokens=len(tokens), device=settings.device.split(":")[0], dtype=settings.dtype,
                   threads=settings.threads, isa=cpu_isa() if settings.device == "cpu" else "none",
-                  mix=settings.mix)
+                  mix=settings.mix, seed=model.seed)
     if settings.adapt:
         head.adapt_optimizer, head.adapt_block = settings.adapt.optimizer, settings.adapt.block
         head.adapt_lr = float(np.float32(settings.adapt.lr))
@@ -208,6 +208,7 @@ def _group_done(progress: Progress | None, lengths: np.ndarray, bounds: list[tup
 
 def _stored(data: bytes, head: Header) -> bytes:
     head.stored, head.crlf, head.mix, head.model_id, head.model_name = True, False, False, bytes(16), ""
+    head.seed = None
     head.adapt_optimizer, head.adapt_lr, head.adapt_block = "", 0.0, 0
     head.n_tokens = head.segment_length = 0
     head.groups, head.payload_length = 1, len(data)

@@ -1,8 +1,8 @@
 """The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
 
-Layout (little-endian), format version 5. Earlier versions are read too: version 4 has no adapt
-flag, version 3 no mix flag, version 2 no CRLF flag either; version 1 also has offset 10 reserved
-(= 0, one group).
+Layout (little-endian), format version 6. Earlier versions are read too: version 5 has no seed
+flag, version 4 no adapt flag, version 3 no mix flag, version 2 no CRLF flag either; version 1
+also has offset 10 reserved (= 0, one group).
 
 | offset | size | field |
 |---|---|---|
@@ -10,8 +10,9 @@ flag, version 3 no mix flag, version 2 no CRLF flag either; version 1 also has o
 | 4 | 1 | format version (1) |
 | 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
 ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's rows were mixed with the online
-match model of lmzip.mix); bit 3 = adapt (the model learned while coding, see lmzip.adapt); bits 4-7
-reserved, must be 0 |
+match model of lmzip.mix); bit 3 = adapt (the model learned while coding, see lmzip.adapt); bit 4 =
+seed (the model is the architecture preset named below with seeded random weights, not trained
+ones; v6+); bits 5-7 reserved, must be 0 |
 | 6 | 1 | device class of the computation (0 = cpu, 1 = cuda) |
 | 7 | 1 | dtype of the computation (0 = float32) |
 | 8 | 1 | intra-op threads of the computation |
@@ -27,8 +28,9 @@ reserved, must be 0 |
 | 61 | N | model name (UTF-8) |
 | 61+N | A | only with the adapt flag (A = 7, else 0): optimizer (u8, 1 = Adam), learning rate (f32),
 block in steps (u16) |
-| 61+N+A | 4 | CRC32 of all the header bytes before it |
-| 65+N+A | … | payload: the raw input when stored; else with one group its range-coder words (uint32 LE),
+| 61+N+A | S | only with the seed flag (S = 8, else 0): the seed of the random weights (u64) |
+| 61+N+A+S | 4 | CRC32 of all the header bytes before it |
+| 65+N+A+S | … | payload: the raw input when stored; else with one group its range-coder words (uint32 LE),
 with G > 1 groups G uint32 byte lengths, then each group's words |
 """
 
@@ -41,16 +43,19 @@ from dataclasses import dataclass
 from .errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
-VERSION = 5
-READABLE = (1, 2, 3, 4, 5)
+VERSION = 6
+READABLE = (1, 2, 3, 4, 5, 6)
 FLAG_STORED = 0x01
 FLAG_CRLF = 0x02
 FLAG_MIX = 0x04
 FLAG_ADAPT = 0x08
+FLAG_SEED = 0x10
 KNOWN_FLAGS = {1: FLAG_STORED, 2: FLAG_STORED, 3: FLAG_STORED | FLAG_CRLF, 4: FLAG_STORED | FLAG_CRLF | FLAG_MIX,
-               5: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT}
+               5: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT,
+               6: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED}
 OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
+_SEED = struct.Struct("<Q")
 DEVICES = {0: "cpu", 1: "cuda"}
 DTYPES = {0: "float32"}
 ISAS = {0: "none", 1: "default", 2: "avx2", 3: "avx512"}
@@ -79,6 +84,7 @@ class Header:
     adapt_optimizer: str = ""  # "" = no adaptation
     adapt_lr: float = 0.0
     adapt_block: int = 0
+    seed: int | None = None  # None = trained weights; else a preset with these random weights
     version: int = VERSION
 
     @property
@@ -99,7 +105,7 @@ class Header:
         if len(name) > 255:
             raise ValueError("model name longer than 255 bytes")
         flags = ((FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0) | (FLAG_MIX if self.mix else 0)
-                 | (FLAG_ADAPT if self.adapt else 0))
+                 | (FLAG_ADAPT if self.adapt else 0) | (FLAG_SEED if self.seed is not None else 0))
         body = _FIXED.pack(
             MAGIC, self.version, flags, _code(DEVICES, self.device), _code(DTYPES, self.dtype),
             self.threads, _code(ISAS, self.isa), self.groups - 1, self.original_length, self.payload_length,
@@ -107,12 +113,15 @@ class Header:
         ) + name
         if self.adapt:
             body += _ADAPT.pack(_code(OPTIMIZERS, self.adapt_optimizer), self.adapt_lr, self.adapt_block)
+        if self.seed is not None:
+            body += _SEED.pack(self.seed)
         return body + struct.pack("<I", zlib.crc32(body))
 
     @property
     def size(self) -> int:
         """Header length in bytes."""
-        return _FIXED.size + len(self.model_name.encode("utf-8")) + (_ADAPT.size if self.adapt else 0) + 4
+        return (_FIXED.size + len(self.model_name.encode("utf-8")) + (_ADAPT.size if self.adapt else 0)
+                + (_SEED.size if self.seed is not None else 0) + 4)
 
 
 def _code(table: dict[int, str], value: str) -> int:
@@ -136,7 +145,8 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     f = _FIXED.unpack_from(blob)
     n = f[-1]
     adapt = bool(f[2] & FLAG_ADAPT) and blob[4] >= 5
-    end = _FIXED.size + n + (_ADAPT.size if adapt else 0)
+    seeded = bool(f[2] & FLAG_SEED) and blob[4] >= 6
+    end = _FIXED.size + n + (_ADAPT.size if adapt else 0) + (_SEED.size if seeded else 0)
     if len(blob) < end + 4:
         raise FormatError("truncated header")
     (crc,) = struct.unpack_from("<I", blob, end)
@@ -159,6 +169,8 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
         if opt not in OPTIMIZERS or h.adapt_block == 0:
             raise FormatError("unsupported adaptation settings in the header (written by a newer lmzip?)")
         h.adapt_optimizer = OPTIMIZERS[opt]
+    if seeded:
+        (h.seed,) = _SEED.unpack_from(blob, end - _SEED.size)
     payload = blob[end + 4 :]
     if len(payload) < plen:
         raise FormatError(f"truncated file ({len(payload)} of {plen} payload bytes)")

@@ -37,6 +37,37 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+def scratch(name: str, seed: int):
+    """A preset with seeded random weights (no training): the start of adaptive coding from scratch.
+
+    The tokenizer is bytes for byte presets; a BPE preset borrows the installed model of the same
+    name's tokenizer. The same seed on the same torch build gives the same weights and so the same id.
+    """
+    import torch
+
+    from .checkpoint import from_predictor
+    from .model import build_model, config_from_dict
+    from .tokenizer import ByteTokenizer
+
+    if name not in PRESETS:
+        raise LmzipError(f"unknown preset {name!r} for random weights (presets: {', '.join(PRESETS)})")
+    if not 0 <= seed < 2**63:
+        raise LmzipError("the seed must be 0 .. 2**63-1")
+    key = (name, seed)
+    if key not in _SCRATCH:
+        p = PRESETS[name]
+        tok = ByteTokenizer() if p.tokenizer == "bytes" else load(name).tokenizer
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model = build_model(config_from_dict(p.model))
+        _SCRATCH[key] = from_predictor(model, tok, name)
+        _SCRATCH[key].seed = seed
+    return _SCRATCH[key]
+
+
+_SCRATCH: dict[tuple[str, int], Any] = {}
+
+
 def model_dirs() -> list[Path]:
     """Where model folders are looked for, first match wins: LMZIP_MODELS, then shipped ones."""
     extra = [Path(p) for p in os.environ.get("LMZIP_MODELS", "").split(os.pathsep) if p]
@@ -82,8 +113,14 @@ def load(name_or_path: str | Path | None = None):
     return _CACHE[path]
 
 
-def find_by_id(model_id: bytes, name: str, hint: str | Path | None = None):
+def find_by_id(model_id: bytes, name: str, hint: str | Path | None = None, seed: int | None = None):
     """The model a file was written with, found by its id; a clear error names what is missing."""
+    if seed is not None:  # random weights: rebuilt from the preset and the seed, checked by id
+        m = scratch(name, seed)
+        if m.model_id != model_id:
+            raise ModelNotFound(f"the random weights of preset {name!r} with seed {seed} differ on this machine "
+                                f"(id {m.id_hex}, file wants {model_id.hex()}): a different torch build?")
+        return m
     if hint is not None:
         m = load(hint)
         if m.model_id == model_id:

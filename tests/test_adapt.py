@@ -46,3 +46,28 @@ def test_decodes_in_a_separate_process(arch, tmp_path):
             f"sys.stdout.buffer.write(codec.decode(h, p, load_model({str(DATA / ('golden-' + arch))!r})))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
     assert out == TEXT
+
+
+def test_learns_from_scratch_and_another_process_rebuilds_the_random_weights(tmp_path):
+    from lmzip import registry
+
+    model = registry.scratch("lstm-nano", 11)
+    assert registry.scratch("lstm-nano", 12).model_id != model.model_id  # the seed decides the weights
+    data = TEXT * 2
+    blob, head, _ = codec.encode(data, model, codec.Settings(adapt=AdaptConfig(3e-3, 16)), segment=len(data))
+    assert head.seed == 11 and head.model_name == "lstm-nano" and len(blob) < len(data) * 0.8  # it learned
+    (tmp_path / "x.lmz").write_bytes(blob)
+    code = ("import sys, lmzip; "
+            f"sys.stdout.buffer.write(lmzip.decompress(open({str(tmp_path / 'x.lmz')!r}, 'rb').read()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
+    assert out == data
+
+
+def test_a_file_whose_random_weights_differ_here_is_refused():
+    from lmzip import registry
+    from lmzip.errors import ModelNotFound
+
+    blob, head, _ = codec.encode(TEXT, registry.scratch("gpt-nano", 1), ADAPT, segment=len(TEXT))
+    head.model_id = bytes(16)
+    with pytest.raises(ModelNotFound, match="random weights of preset 'gpt-nano' with seed 1 differ"):
+        registry.find_by_id(head.model_id, head.model_name, seed=head.seed)

@@ -164,3 +164,26 @@ def test_verbose_and_mix(run, work):
     (work / "a.txt").unlink()
     assert run("decompress", "-v", "a.txt.lmz").exit_code == 0
     assert (work / "a.txt").read_bytes() == TEXT
+
+
+def test_seed_needs_adapt_and_a_known_preset(tmp_path):
+    src = tmp_path / "a.txt"
+    src.write_bytes(b"hello")
+    r = CliRunner().invoke(main, ["compress", "--seed", "3", str(src)])
+    assert r.exit_code == 1 and "--seed needs --adapt" in r.output
+    r = CliRunner().invoke(main, ["compress", "--adapt", "--seed", "3", "-m", "nope", str(src)])
+    assert r.exit_code == 1 and "unknown preset 'nope'" in r.output
+    assert not (tmp_path / "a.txt.lmz").exists()
+
+
+def test_learn_from_scratch_round_trips_through_the_cli(tmp_path):
+    src = tmp_path / "a.txt"
+    src.write_bytes(TEXT)
+    args = ["compress", "-v", "-m", "lstm-nano", "--adapt", "--adapt-lr", "3e-3", "--seed", "5", str(src)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "random weights seed 5" in r.output
+    src.unlink()
+    r = CliRunner().invoke(main, ["decompress", str(tmp_path / "a.txt.lmz")])
+    assert r.exit_code == 0, r.output
+    assert src.read_bytes() == TEXT

@@ -13,7 +13,7 @@ from lmzip.errors import FormatError, IntegrityError
 from tests.conftest import TEXT
 
 GOLDEN_HEADER = bytes.fromhex(
-    "894c4d5a05000000010302000a000000000000000c000000000000007856341211111111111111111111111111111111"
+    "894c4d5a06000000010302000a000000000000000c000000000000007856341211111111111111111111111111111111"
     "0c000000000000000400000004646f6d6f"
 )
 
@@ -110,3 +110,16 @@ def test_adapt_fields_round_trip():
                    adapt_block=32, payload_length=0)
     back, _ = fmt.unpack(h.pack())
     assert back == h and back.size == h.size == 61 + 1 + 7 + 4
+
+
+def test_seed_field_round_trips_and_older_versions_reject_the_flag():
+    h = fmt.Header(5, 1, model_name="gpt-nano", n_tokens=4, segment_length=4, adapt_optimizer="adam",
+                   adapt_lr=0.25, adapt_block=32, seed=2**63 - 5, payload_length=0)
+    blob = h.pack()
+    back, _ = fmt.unpack(blob)
+    assert back == h and back.size == h.size == 61 + 8 + 7 + 8 + 4
+    old = bytearray(fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, payload_length=0).pack())
+    old[4], old[5] = 5, fmt.FLAG_SEED  # a version-5 header knows no seed flag
+    old[-4:] = struct.pack("<I", zlib.crc32(bytes(old[:-4])))
+    with pytest.raises(FormatError, match="unsupported header flags"):
+        fmt.unpack(bytes(old))

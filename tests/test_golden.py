@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lmzip import codec
+from lmzip import codec, registry
 from lmzip import format as fmt
 from lmzip.adapt import AdaptConfig
 from lmzip.checkpoint import load_model
@@ -22,10 +22,13 @@ def test_every_golden_file_decodes(path):
     blob = path.read_bytes()
     head, payload = fmt.unpack(blob)
     original = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in path.name else ORIGINAL
-    original = ORIGINAL * 2 if "-mix-" in path.name or "-adapt-" in path.name else original
+    original = ORIGINAL * 2 if any(t in path.name for t in ("-mix-", "-adapt-", "-seed-")) else original
     assert head.crlf == ("-crlf-" in path.name) and head.mix == ("-mix-" in path.name)
-    assert head.adapt == ("-adapt-" in path.name)
-    assert codec.decode(head, payload, load_model(DATA / f"golden-{arch}")) == original
+    assert head.adapt == ("-adapt-" in path.name or "-seed-" in path.name)
+    assert (head.seed is not None) == ("-seed-" in path.name)
+    seeded = head.seed is not None
+    model = registry.scratch(head.model_name, head.seed) if seeded else load_model(DATA / f"golden-{arch}")
+    assert codec.decode(head, payload, model) == original
 
 
 @pytest.mark.parametrize("arch", ["gpt", "lstm"])
@@ -58,6 +61,15 @@ def test_encoder_reproduces_the_adapt_golden_bitstream(arch):
     blob, head, _ = codec.encode(ORIGINAL * 2, model, settings, segment=300)
     assert head.adapt and head.adapt_block == 16 and head.adapt_lr == pytest.approx(1e-3)
     assert blob == (DATA / f"golden-{arch}-adapt-v{fmt.VERSION}.lmz").read_bytes()
+
+
+@pytest.mark.parametrize("arch", ["gpt", "lstm"])
+def test_encoder_reproduces_the_learn_from_scratch_golden_bitstream(arch):
+    """Seeded random weights must stay the same forever: old files rebuild their model from the seed."""
+    model = registry.scratch(f"{arch}-nano", 7)
+    blob, head, _ = codec.encode(ORIGINAL * 2, model, codec.Settings(adapt=AdaptConfig(1e-3, 16)), segment=300)
+    assert head.seed == 7 and head.model_name == f"{arch}-nano"
+    assert blob == (DATA / f"golden-{arch}-seed-v{fmt.VERSION}.lmz").read_bytes()
 
 
 def test_version_1_files_are_still_read():
