@@ -27,12 +27,13 @@ class LMCompressor:
 
     def __init__(self, model: str | Path | None = None, device: str = "cpu", threads: int = 1,
                  segment: int | None = None, jobs: int | None = None, mix: bool = False, adapt=None,
-                 seed: int | None = None):
+                 seed: int | None = None, dtype: str | None = None):
         from . import codec, registry
 
         # seed: start from the preset ``model`` with seeded random weights instead of trained ones
         self.model = registry.load(model) if seed is None else registry.scratch(model or registry.DEFAULT_MODEL, seed)
-        self.settings = codec.Settings(device=device, threads=threads, mix=mix, adapt=adapt)
+        dtype = dtype or codec.default_dtype(device, adapt is not None)
+        self.settings = codec.Settings(device=device, threads=threads, dtype=dtype, mix=mix, adapt=adapt)
         self.segment, self.jobs = segment, jobs
         if device != "cpu":
             self.model.predictor.to(device)

@@ -50,16 +50,20 @@ def io_options(f):
 @click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block.")
 @click.option("--adapt-lr", default=3e-4, show_default=True, help="Adam learning rate for --adapt.")
 @click.option("--adapt-block", default=32, show_default=True, help="Coded steps between optimizer steps.")
+@click.option("--dtype", type=click.Choice(["float32", "bfloat16"]),
+              help="Compute dtype (recorded in the file; default: bfloat16 matrix products where the CPU has them).")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1),
               help="With --adapt: start from seeded random weights of the preset -m names (learn from scratch).")
 def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet,
-             threads, segment, mix, adapt, adapt_lr, adapt_block, seed) -> None:
+             threads, segment, mix, adapt, adapt_lr, adapt_block, dtype, seed) -> None:
     """Compress FILES (or standard input) to FILE.lmz."""
     from .api import LMCompressor
 
     state: dict = {}
     if adapt and not 1 <= adapt_block <= 65535 or adapt_lr <= 0:
         _exit_error("--adapt-block must be 1..65535 and --adapt-lr positive")
+    if adapt and dtype == "bfloat16":
+        _exit_error("--adapt codes in float32 (it trains the weights it predicts with)")
     if seed is not None and not adapt:
         _exit_error("--seed needs --adapt (random weights that never learn predict nothing)")
 
@@ -69,7 +73,7 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
 
             cfg = AdaptConfig(adapt_lr, adapt_block) if adapt else None
             state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment, jobs=jobs, mix=mix,
-                                      adapt=cfg, seed=seed)
+                                      adapt=cfg, seed=seed, dtype=dtype)
         with ui.progress("compress", not quiet) as bar:
             res = state["c"].compress_ex(data, bar)
         if remove and state["c"].decompress(res.blob) != data:
@@ -158,6 +162,7 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbo
         layout = "stored" if h.stored else (f"{h.n_tokens:,} tokens in {h.n_segments} segments of {h.segment_length}"
                                              f", {h.groups} group(s), model id {h.model_id.hex()[:12]}"
                                              + (", CRLF" if h.crlf else "") + (", mix" if h.mix else "")
+                                             + (f", {h.dtype}" if h.dtype != "float32" else "")
                                              + (f", adapt lr {h.adapt_lr:g} block {h.adapt_block}" if h.adapt else "")
                                              + (f", random weights seed {h.seed}" if h.seed is not None else ""))
         ui.err.print(f"  {layout}; {orig / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s)", markup=False)

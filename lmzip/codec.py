@@ -5,10 +5,11 @@ the decoder must compute bit-identical probabilities to the encoder, because con
 quantization turns one ulp of difference into a broken stream. So the encoder never takes a
 shortcut: both sides run `_lockstep`, the same batched step-by-step path (never a full-sequence
 forward pass in place of steps), with the same batch shape (finished segments keep being fed a
-padding token), the same positions and window re-priming, the same dtype, device class and
-intra-op thread count (recorded in the header and re-applied by the decoder), no torch.compile,
-and the one quantization function `quantize`. A different CPU family or torch build can still
-change the bits; the header records what we know and the CRC32 of the original catches the rest.
+padding token), the same positions and window re-priming, the same compute dtype (float32, or
+bf16 matrix products via `Predictor.for_compute`), device class and intra-op thread count
+(recorded in the header and re-applied by the decoder), no torch.compile, and the one
+quantization function `quantize`. A different CPU family or torch build can still change the
+bits; the header records what we know and the CRC32 of the original catches the rest.
 """
 
 from __future__ import annotations
@@ -48,6 +49,14 @@ class Settings:
     adapt: AdaptConfig | None = None  # learn while coding (lmzip.adapt)
 
 
+def default_dtype(device: str, adapt: bool) -> str:
+    """bf16 matrix products where the CPU has native bf16 (same bits per byte, faster); else float32.
+
+    Adaptation always codes in float32: it trains the weights it predicts with."""
+    native = device == "cpu" and torch.cpu._is_avx512_bf16_supported()
+    return "bfloat16" if native and not adapt else "float32"
+
+
 def cpu_isa() -> str:
     """The CPU kernel family torch dispatches to here (part of what decides the bits)."""
     cap = str(torch.backends.cpu.get_cpu_capability()).lower()
@@ -79,7 +88,7 @@ def segment_length(n_tokens: int, min_segment: int = MIN_SEGMENT, max_batch: int
 def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code, progress: Progress | None):
     """Step all segments together; ``code(t, active_rows, probs)`` returns those rows' tokens."""
     adapter = Adapter(model.predictor, settings.adapt) if settings.adapt else None
-    pred = adapter.pred if adapter else model.predictor  # adaptation trains a private copy
+    pred = adapter.pred if adapter else model.predictor_for(settings.dtype)  # adapting trains a private copy
     B, L = len(lengths), int(lengths.max())
     toks = np.zeros((B, L), dtype=np.int64)
     state = pred.start(B)
@@ -162,6 +171,8 @@ def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, setti
 def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
            segment: int | None = None, groups: int | None = None) -> tuple[bytes, Header, float]:
     """Code ``data``; returns the whole .lmz file, its header and the model's ideal bits (Σ -log2 p)."""
+    if settings.adapt and settings.dtype != "float32":
+        raise ValueError("adaptive coding runs in float32")
     text, crlf = transform.prepare(data)
     tokens = model.tokenizer.encode(text)
     if model.tokenizer.decode(tokens) != text:  # cannot happen with our tokenizers; never trust it

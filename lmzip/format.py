@@ -14,7 +14,7 @@ match model of lmzip.mix); bit 3 = adapt (the model learned while coding, see lm
 seed (the model is the architecture preset named below with seeded random weights, not trained
 ones; v6+); bits 5-7 reserved, must be 0 |
 | 6 | 1 | device class of the computation (0 = cpu, 1 = cuda) |
-| 7 | 1 | dtype of the computation (0 = float32) |
+| 7 | 1 | dtype of the computation (0 = float32; v6+: 1 = bfloat16 matrix products, fp32 elsewhere) |
 | 8 | 1 | intra-op threads of the computation |
 | 9 | 1 | CPU kernel family (0 = none/unknown, 1 = default, 2 = avx2, 3 = avx512) |
 | 10 | 2 | number of segment groups − 1 (groups are coded independently, in parallel; v1: 0) |
@@ -57,7 +57,7 @@ OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 _SEED = struct.Struct("<Q")
 DEVICES = {0: "cpu", 1: "cuda"}
-DTYPES = {0: "float32"}
+DTYPES = {0: "float32", 1: "bfloat16"}  # 1 (v6+): bf16 matrix products, fp32 accumulation
 ISAS = {0: "none", 1: "default", 2: "avx2", 3: "avx512"}
 _FIXED = struct.Struct("<4sBBBBBBH QQI 16s QI B")  # 61 bytes
 
@@ -155,7 +155,7 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     _, version, flags, dev, dt, threads, isa, groups_m1, olen, plen, ocrc, mid, ntok, seg, _ = f
     if flags & ~KNOWN_FLAGS[version] or (version == 1 and groups_m1):
         raise FormatError("unsupported header flags (written by a newer lmzip?)")
-    if dev not in DEVICES or dt not in DTYPES or isa not in ISAS:
+    if dev not in DEVICES or dt not in DTYPES or isa not in ISAS or (version < 6 and dt != 0):
         raise FormatError("unsupported computation settings in the header (written by a newer lmzip?)")
     try:
         name = blob[_FIXED.size : _FIXED.size + n].decode("utf-8")

@@ -7,6 +7,7 @@ uses, because a full forward pass is not bit-identical to incremental decoding o
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -79,6 +80,40 @@ class Predictor(nn.Module):
     def num_params(self) -> int:
         """Parameter count (tied weights counted once)."""
         return sum(p.numel() for p in self.parameters())
+
+    def for_compute(self, dtype: str) -> Predictor:
+        """This predictor for coding in ``dtype``: itself for float32; for bfloat16 a copy whose
+        matrix products (the Linears and the output head) run in bf16 with fp32 accumulation, ~4x
+        faster GEMMs on CPUs with avx512_bf16. Norms, attention, the LSTM cell and softmax stay fp32."""
+        if dtype == "float32":
+            return self
+        if dtype != "bfloat16":
+            raise ValueError(f"unknown compute dtype {dtype!r}")
+        p = copy.deepcopy(self)
+        for mod in list(p.modules()):
+            for n, child in list(mod.named_children()):
+                if isinstance(child, nn.Linear):
+                    setattr(mod, n, Bf16Linear(child.weight))
+        p.head = Bf16Linear(p.wte.weight[: p.config.vocab_size])
+        return p.eval()
+
+
+class Bf16Linear(nn.Module):
+    """y = x Wᵀ with W stored in bf16 and x rounded to bf16, accumulated in fp32 (coding only)."""
+
+    def __init__(self, weight: Tensor):
+        super().__init__()
+        self.register_buffer("weight", weight.detach().to(torch.bfloat16).contiguous())
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x.to(torch.bfloat16), self.weight).float()
+
+
+def _head(model: Predictor, h: Tensor) -> Tensor:
+    """The tied output layer: fp32 on the embedding, or the bf16 copy made by ``for_compute``."""
+    if model.head is not None:
+        return model.head(h)
+    return F.linear(h, model.wte.weight[: model.config.vocab_size])
 
 
 # ---------------------------------------------------------------------------- Transformer
@@ -175,6 +210,7 @@ class GPT(Predictor):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.config = cfg
+        self.head: Bf16Linear | None = None  # set only on coding copies (for_compute)
         self.wte = nn.Embedding(cfg.vocab_size + 1, cfg.n_embd)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.n_embd)
@@ -187,7 +223,7 @@ class GPT(Predictor):
                 nn.init.normal_(lin.weight, std=0.02 / math.sqrt(2 * cfg.n_layer))
 
     def _logits(self, h: Tensor) -> Tensor:
-        return F.linear(self.ln_f(h), self.wte.weight[: self.config.vocab_size])
+        return _head(self, self.ln_f(h))
 
     def forward(self, idx: Tensor) -> Tensor:
         """Training: idx [B, T] -> logits [B, T, V]."""
@@ -245,6 +281,7 @@ class LSTMModel(Predictor):
     def __init__(self, cfg: LSTMConfig):
         super().__init__()
         self.config = cfg
+        self.head: Bf16Linear | None = None  # set only on coding copies (for_compute)
         self.wte = nn.Embedding(cfg.vocab_size + 1, cfg.n_embd)
         self.lstm = nn.LSTM(cfg.n_embd, cfg.n_embd, cfg.n_layer, batch_first=True)
         self.ln_f = nn.LayerNorm(cfg.n_embd)
@@ -257,7 +294,7 @@ class LSTMModel(Predictor):
     def forward_state(self, idx: Tensor, state: tuple[Tensor, Tensor] | None = None):
         """Training with carried state (truncated BPTT): returns logits and the new (h, c)."""
         y, state = self.lstm(self.wte(idx), state)
-        return F.linear(self.ln_f(y), self.wte.weight[: self.config.vocab_size]), state
+        return _head(self, self.ln_f(y)), state
 
     def start(self, batch: int) -> tuple[Tensor, Tensor]:
         c = self.config

@@ -16,6 +16,7 @@ from tests.conftest import TEXT, tiny
 
 DATA = Path(__file__).parent / "data"
 ADAPT = codec.Settings(adapt=AdaptConfig(1e-3, 16))
+BF16 = codec.Settings(dtype="bfloat16")
 SEED = 7  # random weights of the nano presets, for the learn-from-scratch golden files
 
 
@@ -48,6 +49,11 @@ def main() -> None:
         assert head.adapt
         out = DATA / f"golden-{arch}-adapt-v{format.VERSION}.lmz"
         if not out.exists():
+            out.write_bytes(blob)
+        blob, head, _ = codec.encode(TEXT[:600], model, BF16, segment=128)
+        assert head.dtype == "bfloat16"
+        out = DATA / f"golden-{arch}-bf16-v{format.VERSION}.lmz"
+        if not out.exists() and format.VERSION >= 6:
             out.write_bytes(blob)
         blob, head, _ = codec.encode(TEXT[:600] * 2, registry.scratch(f"{arch}-nano", SEED), ADAPT, segment=300)
         assert head.adapt and head.seed == SEED

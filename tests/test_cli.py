@@ -187,3 +187,11 @@ def test_learn_from_scratch_round_trips_through_the_cli(tmp_path):
     r = CliRunner().invoke(main, ["decompress", str(tmp_path / "a.txt.lmz")])
     assert r.exit_code == 0, r.output
     assert src.read_bytes() == TEXT
+
+
+def test_adapt_refuses_bf16(tmp_path):
+    src = tmp_path / "a.txt"
+    src.write_bytes(b"hello")
+    r = CliRunner().invoke(main, ["compress", "--adapt", "--dtype", "bfloat16", str(src)])
+    assert r.exit_code == 1 and "--adapt codes in float32" in r.output
+    assert not (tmp_path / "a.txt.lmz").exists()

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
+import pytest
 import torch
 
 from lmzip import codec
@@ -48,3 +52,29 @@ def test_ideal_bits_match_the_coded_size(gpt_model):
     payload = len(blob) - head.size
     # the range coder stays within a fraction of a percent of the cross-entropy (+ its flush words)
     assert bits / 8 <= payload <= bits / 8 * 1.005 + 8 * head.n_segments + 8
+
+
+def test_bf16_coding_round_trips_in_another_process_and_leaves_the_model_alone(tmp_path):
+    from lmzip.checkpoint import load_model
+    from tests.test_golden import DATA
+
+    for arch in ("gpt", "lstm"):
+        model = load_model(DATA / f"golden-{arch}")
+        before = {k: v.clone() for k, v in model.predictor.state_dict().items()}
+        bf16 = codec.Settings(dtype="bfloat16")
+        blob, head, _ = codec.encode(TEXT, model, bf16, segment=200, groups=2)
+        fp32 = codec.encode(TEXT, model, codec.Settings(), segment=200, groups=2)[0]
+        assert head.dtype == "bfloat16" and blob != fp32
+        assert all(torch.equal(before[k], v) for k, v in model.predictor.state_dict().items())
+        (tmp_path / "x.lmz").write_bytes(blob)
+        code = ("import sys; from lmzip import codec, format as f; from lmzip.checkpoint import load_model; "
+                f"h, p = f.unpack(open({str(tmp_path / 'x.lmz')!r}, 'rb').read()); "
+                f"sys.stdout.buffer.write(codec.decode(h, p, load_model({str(DATA / ('golden-' + arch))!r})))")
+        assert subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout == TEXT
+
+
+def test_adaptive_coding_refuses_bf16(gpt_model):
+    from lmzip.adapt import AdaptConfig
+
+    with pytest.raises(ValueError, match="float32"):
+        codec.encode(TEXT, gpt_model, codec.Settings(dtype="bfloat16", adapt=AdaptConfig()))

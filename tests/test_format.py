@@ -123,3 +123,13 @@ def test_seed_field_round_trips_and_older_versions_reject_the_flag():
     old[-4:] = struct.pack("<I", zlib.crc32(bytes(old[:-4])))
     with pytest.raises(FormatError, match="unsupported header flags"):
         fmt.unpack(bytes(old))
+
+
+def test_bf16_dtype_is_recorded_and_older_versions_reject_it():
+    h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, dtype="bfloat16", payload_length=0)
+    assert fmt.unpack(h.pack())[0].dtype == "bfloat16"
+    old = bytearray(h.pack())
+    old[4] = 5  # version 5 only ever wrote float32
+    old[-4:] = struct.pack("<I", zlib.crc32(bytes(old[:-4])))
+    with pytest.raises(FormatError, match="unsupported computation settings"):
+        fmt.unpack(bytes(old))

@@ -26,6 +26,7 @@ def test_every_golden_file_decodes(path):
     assert head.crlf == ("-crlf-" in path.name) and head.mix == ("-mix-" in path.name)
     assert head.adapt == ("-adapt-" in path.name or "-seed-" in path.name)
     assert (head.seed is not None) == ("-seed-" in path.name)
+    assert head.dtype == ("bfloat16" if "-bf16-" in path.name else "float32")
     seeded = head.seed is not None
     model = registry.scratch(head.model_name, head.seed) if seeded else load_model(DATA / f"golden-{arch}")
     assert codec.decode(head, payload, model) == original
@@ -70,6 +71,14 @@ def test_encoder_reproduces_the_learn_from_scratch_golden_bitstream(arch):
     blob, head, _ = codec.encode(ORIGINAL * 2, model, codec.Settings(adapt=AdaptConfig(1e-3, 16)), segment=300)
     assert head.seed == 7 and head.model_name == f"{arch}-nano"
     assert blob == (DATA / f"golden-{arch}-seed-v{fmt.VERSION}.lmz").read_bytes()
+
+
+@pytest.mark.parametrize("arch", ["gpt", "lstm"])
+def test_encoder_reproduces_the_bf16_golden_bitstream(arch):
+    model = load_model(DATA / f"golden-{arch}")
+    blob, head, _ = codec.encode(ORIGINAL, model, codec.Settings(dtype="bfloat16"), segment=128)
+    assert head.dtype == "bfloat16"
+    assert blob == (DATA / f"golden-{arch}-bf16-v{fmt.VERSION}.lmz").read_bytes()
 
 
 def test_version_1_files_are_still_read():
