@@ -29,7 +29,10 @@ def _call(fn: Callable, args: tuple) -> Any:
 
 def map_groups(fn: Callable, model, tasks: list[tuple], workers: int,
                done: Callable[[int], None] | None = None) -> list[Any]:
-    """``[fn(model, *task) for task in tasks]``, in up to ``workers`` processes when that helps."""
+    """``[fn(model, *task) for task in tasks]`` using up to ``workers`` processes, this one included.
+
+    This process codes the first group itself while the workers start (a worker needs ~2 s to
+    import torch and load the model), so two groups on two cores cost one worker, not two."""
     if workers <= 1 or len(tasks) <= 1 or model.path is None:
         out = []
         for i, t in enumerate(tasks):
@@ -38,11 +41,13 @@ def map_groups(fn: Callable, model, tasks: list[tuple], workers: int,
                 done(i)
         return out
     ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=ctx, initializer=_init,
+    with ProcessPoolExecutor(min(workers - 1, len(tasks) - 1), mp_context=ctx, initializer=_init,
                              initargs=(str(model.path), model.name)) as pool:
-        futures = [pool.submit(_call, fn, t) for t in tasks]
-        out = []
-        for i, f in enumerate(futures):
+        futures = [pool.submit(_call, fn, t) for t in tasks[1:]]
+        out = [fn(model, *tasks[0])]
+        if done:
+            done(0)
+        for i, f in enumerate(futures, start=1):
             out.append(f.result())
             if done:
                 done(i)

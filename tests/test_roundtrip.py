@@ -94,3 +94,16 @@ def test_groups_in_worker_processes_match_in_process(model_dir):
     assert blob == blob2
     model.path = saved
     assert codec.decode(*fmt.unpack(blob), model, workers=2) == TEXT * 2
+
+
+def test_more_groups_than_workers_in_bf16(model_dir):
+    from lmzip.checkpoint import load_model
+
+    model = load_model(model_dir)
+    bf16 = codec.Settings(dtype="bfloat16")
+    blob, head, _ = codec.encode(TEXT * 2, model, bf16, segment=100, groups=3)  # this process + 1 worker
+    assert head.groups == 3 and head.dtype == "bfloat16"
+    model.path, saved = None, model.path
+    assert codec.encode(TEXT * 2, model, bf16, segment=100, groups=3)[0] == blob
+    model.path = saved
+    assert codec.decode(*fmt.unpack(blob), model, workers=3) == TEXT * 2
