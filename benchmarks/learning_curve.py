@@ -46,7 +46,8 @@ def main() -> None:
     from lmzip.explain import explain
 
     data = Path(args.file).read_bytes()
-    modes = {"static": codec.Settings(), "mix": codec.Settings(mix=True),
+    dt = codec.default_dtype("cpu", False)  # what `lmzip compress` uses; --adapt always codes in float32
+    modes = {"static": codec.Settings(dtype=dt), "mix": codec.Settings(dtype=dt, mix=True),
              "adapt": codec.Settings(adapt=AdaptConfig())}
     results = {}
     fig, ax = plt.subplots(figsize=(8, 4.8))

@@ -33,7 +33,8 @@ else:
     tok = ByteTokenizer() if p.tokenizer == "bytes" else registry.load("gpt-small").tokenizer
     lm = from_predictor(build_model(config_from_dict(dict(p.model, vocab_size=tok.vocab_size))), tok, name)
 data = open(path, "rb").read()
-t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, codec.Settings()); t1 = time.perf_counter()
+settings = codec.Settings(dtype=codec.default_dtype("cpu", False))  # what `lmzip compress` uses
+t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings); t1 = time.perf_counter()
 out = codec.decode(*fmt.unpack(blob), lm); t2 = time.perf_counter()
 print(json.dumps({"name": name, "kind": kind, "bytes": len(data), "compressed": len(blob), "stored": head.stored,
   "segments": head.n_segments, "ideal_bits": bits, "compress_kbps": len(data) / 1e3 / (t1 - t0),

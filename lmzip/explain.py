@@ -43,7 +43,7 @@ class Explanation:
 def explain(data: bytes, model: LoadedModel, segment: int | None = None, top_k: int = 5,
             settings: codec.Settings | None = None) -> Explanation:
     """Run the coder's own computation over ``data`` and record what every token costs."""
-    settings = settings or codec.Settings()
+    settings = settings or codec.Settings(dtype=codec.default_dtype("cpu", False))  # what compress does
     tok = model.tokenizer
     text, crlf = transform.prepare(data)  # code what the codec codes; show the original bytes
     tokens = tok.encode(text)
