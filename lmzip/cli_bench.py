@@ -23,8 +23,8 @@ def _csv(value: str | None) -> list[str] | None:
               help="default: ten text/code files, about 10 minutes; full: every file of the corpus.")
 @click.option("--corpus", type=click.Path(path_type=Path), help="Corpus folder (default: the bundled corpora/).")
 @click.option("--files", help="Comma-separated files of the corpus (relative paths or names).")
-@click.option("--compressors", help="Comma-separated compressor names (default: all, the +adapt ones only with "
-              "--suite full; see --list).")
+@click.option("--compressors", help="Comma-separated compressor names (default: all; the learning ones, +adapt, "
+              "+adapt+mix and +scratch, only with --suite full; see --list).")
 @click.option("--limit", type=int, help="Use only the first BYTES of each file.")
 @click.option("--dataset", help="A local or cached Hugging Face dataset (offline).")
 @click.option("--split", default="train", show_default=True)
@@ -48,7 +48,8 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
                 ui.out.print(f"{name}\t{'language model' if entry.lm else 'classic'}", markup=False)
             return
         # learning while coding costs ~4x the time: its rows run when named (or with --suite full)
-        names = _csv(compressors) or [n for n in reg if suite == "full" or not n.endswith("+adapt")]
+        slow = ("+adapt", "+adapt+mix", "+scratch")  # learning while coding: ~4x slower, full suite only
+        names = _csv(compressors) or [n for n in reg if suite == "full" or not n.endswith(slow)]
         unknown = [n for n in names if n not in reg]
         if unknown:
             raise LmzipError(f"unknown compressor {unknown[0]!r} (known: {', '.join(reg)})")
@@ -81,8 +82,8 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         written = report.save_all(doc, out, not no_plots)
         ui.err.print(f"wrote {', '.join(str(p) for p in written)}", markup=False)
     if suite == "default" and bundled:
-        ui.err.print("This was the default suite; every bundled file and the +adapt rows: lmzip bench --suite full "
-                     "(hours).")
+        ui.err.print("This was the default suite; every bundled file and the learning rows (+adapt, +adapt+mix, "
+                     "+scratch): lmzip bench --suite full (hours).")
     bad = [r for r in rows if not r["verified"]]
     if bad:
         ui.error(f"{len(bad)} result(s) failed verification: " + "; ".join(

@@ -128,14 +128,14 @@ class Ppmd(Compressor):
 
 
 class LMZip(Compressor):
-    """An installed lmzip model (Transformer or LSTM): static coding, or mixed with the match model."""
+    """An installed lmzip model (Transformer or LSTM): static, mixed with the match model, adaptive."""
 
     def __init__(self, model: str, device: str = "cpu", mix: bool = False, adapt: bool = False):
         from . import registry
         from .api import LMCompressor
 
         path, cfg = registry.available()[model]
-        self.name = model + ("+mix" if mix else "") + ("+adapt" if adapt else "")
+        self.name = model + ("+adapt" if adapt else "") + ("+mix" if mix else "")
         m = cfg.get("model", {})
         arch = f"{m.get('arch')} {m.get('n_layer')}x{m.get('n_embd')}"
         self.settings = (f"{arch}, {cfg.get('tokenizer')} {m.get('vocab_size')}" + (", +match model" if mix else "")
@@ -147,8 +147,11 @@ class LMZip(Compressor):
 
             ad = AdaptConfig()
         self._c = LMCompressor(model, device=device, mix=mix, adapt=ad)
+        self.rows: int | None = None  # side-by-side segments; None = the codec's choice
 
     def compress(self, data: bytes) -> bytes:
+        if self.rows:
+            self._c.segment = max(1, -(-len(self._c.model.tokenizer.encode(data)) // self.rows))
         res = self._c.compress_ex(data)
         self.last_ideal = (res.ideal_bits, res.header.n_tokens)
         self.last_workers = res.header.groups if res.header.groups > 1 else 0
@@ -156,6 +159,26 @@ class LMZip(Compressor):
 
     def decompress(self, blob: bytes) -> bytes:
         return self._c.decompress(blob)
+
+
+class Scratch(LMZip):
+    """A preset with seeded random weights that learns the file from scratch (no model file at all).
+
+    Few, long segments (16 side by side) give it many optimizer steps; a higher learning rate than
+    fine-tuning a trained model (measured on alice29.txt, benchmarks/README.md)."""
+
+    ROWS, LR, BLOCK = 16, 3e-3, 8
+
+    def __init__(self, preset: str, seed: int = 0):
+        from . import registry
+        from .adapt import AdaptConfig
+        from .api import LMCompressor
+
+        m = registry.PRESETS[preset].model
+        self.name, self.model_bytes, self.rows = f"{preset}+scratch", 0, self.ROWS
+        self.settings = (f"{m['arch']} {m['n_layer']}x{m['n_embd']}, random weights (seed {seed}), "
+                         f"learns from scratch (lr {self.LR:g}, block {self.BLOCK})")
+        self._c = LMCompressor(preset, adapt=AdaptConfig(self.LR, self.BLOCK), seed=seed)
 
 
 @dataclass(frozen=True)
@@ -189,6 +212,11 @@ def registry() -> dict[str, Entry]:
         out[name + "+mix"] = Entry(lambda n=name: LMZip(n, mix=True), lm=True)
     for name in models.available():
         out[name + "+adapt"] = Entry(lambda n=name: LMZip(n, adapt=True), lm=True)
+    for name in models.available():
+        out[name + "+adapt+mix"] = Entry(lambda n=name: LMZip(n, mix=True, adapt=True), lm=True)
+    for name in models.PRESETS:
+        if models.PRESETS[name].tokenizer == "bytes":
+            out[name + "+scratch"] = Entry(lambda n=name: Scratch(n), lm=True)
     return out
 
 
