@@ -1,8 +1,11 @@
-"""Coding speed and peak memory of every preset and every shipped model on this machine.
+"""Coding speed and peak memory of every preset, shipped model and coding mode on this machine.
 
 Each measurement runs in a fresh process (so its peak memory is its own) with one thread:
-compress, then decompress and verify. Presets without a shipped model run with random weights
-(their speed is real, their bits per byte are not). Writes benchmarks/results/speed.{json,md}.
+compress, then decompress and verify; shipped models also with two processes (two segment
+groups, as `lmzip compress` does on inputs over PARALLEL_FROM tokens) and in every mode (static,
++mix, +adapt, +adapt+mix). Presets without a shipped model run with random weights (their speed is
+real, their bits per byte are not), and once learning from scratch. Writes
+benchmarks/results/speed.{json,md}.
 
     .venv/bin/python benchmarks/speed.py [--file corpora/canterbury/alice29.txt]
 """
@@ -22,21 +25,30 @@ import json, sys, time, resource
 import torch
 torch.manual_seed(0)
 from lmzip import codec, registry, format as fmt
+from lmzip.adapt import AdaptConfig
 from lmzip.checkpoint import from_predictor
 from lmzip.model import build_model, config_from_dict
 from lmzip.tokenizer import ByteTokenizer
-kind, name, path = sys.argv[1:4]
+kind, name, mode, procs, path = sys.argv[1:6]
+procs, seg = int(procs), None
 if kind == "model":
     lm = registry.load(name)
+elif kind == "scratch":
+    lm, seg = registry.scratch(name, 0), 16  # as the +scratch benchmark rows: 16 segments side by side
 else:
     p = registry.PRESETS[name]
     tok = ByteTokenizer() if p.tokenizer == "bytes" else registry.load("gpt-small").tokenizer
     lm = from_predictor(build_model(config_from_dict(dict(p.model, vocab_size=tok.vocab_size))), tok, name)
+adapt = AdaptConfig(3e-3, 8) if kind == "scratch" else AdaptConfig() if "adapt" in mode else None
+# what `lmzip compress` uses: bf16 matrix products where the CPU has them, float32 when adapting
+settings = codec.Settings(dtype=codec.default_dtype("cpu", adapt is not None), mix="mix" in mode, adapt=adapt)
 data = open(path, "rb").read()
-settings = codec.Settings(dtype=codec.default_dtype("cpu", False))  # what `lmzip compress` uses
-t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings); t1 = time.perf_counter()
-out = codec.decode(*fmt.unpack(blob), lm); t2 = time.perf_counter()
-print(json.dumps({"name": name, "kind": kind, "bytes": len(data), "compressed": len(blob), "stored": head.stored,
+seg = -(-len(lm.tokenizer.encode(data)) // seg) if seg else None
+t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings, segment=seg, groups=procs)
+t1 = time.perf_counter()
+out = codec.decode(*fmt.unpack(blob), lm, workers=procs); t2 = time.perf_counter()
+print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, "dtype": settings.dtype,
+  "bytes": len(data), "compressed": len(blob), "stored": head.stored,
   "segments": head.n_segments, "ideal_bits": bits, "compress_kbps": len(data) / 1e3 / (t1 - t0),
   "decompress_kbps": len(data) / 1e3 / (t2 - t1), "verified": out == data, "params": lm.predictor.num_params(),
   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
@@ -51,34 +63,40 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from lmzip import registry
 
-    jobs = [("model", n) for n in registry.available()] + [
-        ("preset", n) for n in registry.PRESETS if n not in registry.available()]
+    models = list(registry.available())
+    jobs = [("model", n, "static", 1) for n in models] + [("model", n, "static", 2) for n in models]
+    jobs += [("model", n, m, 1) for m in ("mix", "adapt", "adapt+mix") for n in models]
+    jobs += [("preset", n, "static", 1) for n in registry.PRESETS if n not in registry.available()]
+    jobs += [("scratch", n, "adapt", 1) for n in registry.PRESETS if registry.PRESETS[n].tokenizer == "bytes"]
     rows = []
-    for kind, name in jobs:
-        r = subprocess.run([sys.executable, "-c", CHILD, kind, name, args.file], capture_output=True, text=True,
+    for kind, name, mode, procs in jobs:
+        r = subprocess.run([sys.executable, "-c", CHILD, kind, name, mode, str(procs), args.file],
+                           capture_output=True, text=True,
                            env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}, cwd=ROOT)
         if r.returncode:
             sys.exit(f"{name}: {r.stderr.strip().splitlines()[-1]}")
         rows.append(json.loads(r.stdout))
         x = rows[-1]
-        print(f"{name:12s} {kind:6s} {x['params'] / 1e6:5.2f} M params  bpb {8 * x['compressed'] / x['bytes']:.3f}"
+        print(f"{name:12s} {kind:7s} {mode:9s} {procs} proc  bpb {8 * x['compressed'] / x['bytes']:.3f}"
               f"  compress {x['compress_kbps']:6.1f} KB/s  decompress {x['decompress_kbps']:6.1f} KB/s"
               f"  peak {x['peak_mib']:.0f} MiB  {'ok' if x['verified'] else 'FAILED'}", flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "speed.json").write_text(json.dumps({"file": Path(args.file).name, "rows": rows}, indent=1) + "\n")
     lines = [f"Coding speed on {Path(args.file).name}, one thread per process (benchmarks/speed.py).", "",
-             "| model | weights | params | bpb | compress KB/s | decompress KB/s | peak MiB |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "| model | weights | mode | processes | dtype | params | bpb | compress KB/s | decompress KB/s | "
+             "peak MiB (main process) |", "|---|---|---|---:|---|---:|---:|---:|---:|---:|"]
+    weights = {"model": "shipped", "preset": "random (speed only)", "scratch": "random, learns from scratch"}
     for x in rows:
-        bpb = f"{8 * x['compressed'] / x['bytes']:.3f}" if x["kind"] == "model" else "(random weights)"
-        lines.append(f"| {x['name']} | {'shipped' if x['kind'] == 'model' else 'random'} | {x['params'] / 1e6:.2f} M"
-                     f" | {bpb} | {x['compress_kbps']:.1f} | {x['decompress_kbps']:.1f} | {x['peak_mib']:.0f} |")
+        bpb = f"{8 * x['compressed'] / x['bytes']:.3f}" if x["kind"] != "preset" else "–"
+        lines.append(f"| {x['name']} | {weights[x['kind']]} | {x['mode']} | {x['processes']} | {x['dtype']} | "
+                     f"{x['params'] / 1e6:.2f} M | {bpb} | {x['compress_kbps']:.1f} | {x['decompress_kbps']:.1f} | "
+                     f"{x['peak_mib']:.0f} |")
     (out / "speed.md").write_text("\n".join(lines) + "\n")
     # `lmzip models` shows the measured speed of the shipped models from this sidecar
     shipped = {x["name"]: {"compress_kbps": round(x["compress_kbps"], 2),
                            "decompress_kbps": round(x["decompress_kbps"], 2), "file": Path(args.file).name}
-               for x in rows if x["kind"] == "model"}
+               for x in rows if x["kind"] == "model" and x["mode"] == "static" and x["processes"] == 1}
     (registry.SHIPPED / "speed.json").write_text(json.dumps(shipped, indent=1) + "\n")
 
 
