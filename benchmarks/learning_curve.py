@@ -1,7 +1,8 @@
-"""Learning while compressing, seen: bits per byte over the position in a file for static, mixed
-and adaptive coding, Transformer and LSTM (the costs the coder really pays, per token).
+"""Learning while compressing, seen: bits per byte over the position in a file for static, mixed,
+adaptive and adaptive+mixed coding, Transformer and LSTM, and a byte preset learning from seeded
+random weights (the costs the coder really pays, per token).
 
-    .venv/bin/python benchmarks/learning_curve.py [FILE] [--models gpt-small,lstm-small]
+    .venv/bin/python benchmarks/learning_curve.py [FILE] [--models gpt-small,lstm-small] [--scratch lstm-nano]
 Writes benchmarks/results/learning_curve.{png,json}.
 """
 
@@ -32,6 +33,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("file", nargs="?", default=str(ROOT / "corpora" / "canterbury" / "alice29.txt"))
     ap.add_argument("--models", default="gpt-small,lstm-small")
+    ap.add_argument("--scratch", default="lstm-nano", help="byte presets learning from scratch ('' for none)")
     ap.add_argument("--bins", type=int, default=30)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args()
@@ -48,21 +50,27 @@ def main() -> None:
     data = Path(args.file).read_bytes()
     dt = codec.default_dtype("cpu", False)  # what `lmzip compress` uses; --adapt always codes in float32
     modes = {"static": codec.Settings(dtype=dt), "mix": codec.Settings(dtype=dt, mix=True),
-             "adapt": codec.Settings(adapt=AdaptConfig())}
+             "adapt": codec.Settings(adapt=AdaptConfig()), "adapt+mix": codec.Settings(adapt=AdaptConfig(), mix=True)}
+    from lmzip.compressors import Scratch
+
+    runs = [(registry.load(n), mode, st, None) for n in args.models.split(",") for mode, st in modes.items()]
+    for n in filter(None, args.scratch.split(",")):  # the +scratch benchmark rows' settings
+        lm = registry.scratch(n, 0)
+        seg = -(-len(lm.tokenizer.encode(data)) // Scratch.ROWS)
+        runs.append((lm, "scratch", codec.Settings(adapt=AdaptConfig(Scratch.LR, Scratch.BLOCK)), seg))
     results = {}
     fig, ax = plt.subplots(figsize=(8, 4.8))
-    for name in args.models.split(","):
-        model = registry.load(name)
-        for mode, settings in modes.items():
-            ex = explain(data, model, top_k=0, settings=settings)
-            x, y = curve(ex, args.bins)
-            results[f"{name} {mode}"] = {"bpb": ex.bits_per_byte, "x": x, "y": y}
-            print(f"{name:12s} {mode:6s} {ex.bits_per_byte:.4f} bits per byte", flush=True)
-            ax.plot(np.array(x) / 1000, y, ("-" if "gpt" in name else "--"), label=f"{name} {mode} "
-                    f"({ex.bits_per_byte:.3f})")
+    for model, mode, settings, seg in runs:
+        name = model.name
+        ex = explain(data, model, segment=seg, top_k=0, settings=settings)
+        x, y = curve(ex, args.bins)
+        results[f"{name} {mode}"] = {"bpb": ex.bits_per_byte, "x": x, "y": y}
+        print(f"{name:12s} {mode:9s} {ex.bits_per_byte:.4f} bits per byte", flush=True)
+        ax.plot(np.array(x) / 1000, y, ("-" if "gpt" in name else "--" if "small" in name else ":"),
+                label=f"{name} {mode} ({ex.bits_per_byte:.3f})")
     ax.set_xlabel(f"position in {Path(args.file).name} (KB)")
     ax.set_ylabel("bits per byte in that slice")
-    ax.set_title("learning while compressing: static, +mix, +adapt")
+    ax.set_title("learning while compressing: static, +mix, +adapt, +adapt+mix, from scratch")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
