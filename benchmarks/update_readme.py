@@ -12,10 +12,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "default"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+FSTART, FEND = "<!-- frontier:start -->", "<!-- frontier:end -->"
 
 
 def section() -> str:
-    """The generated text that belongs between the README's markers."""
+    """The generated text that belongs between the README's results markers."""
     from lmzip import report
 
     doc = report.load(RESULTS / "results.json")
@@ -25,9 +26,18 @@ def section() -> str:
             f"{END}")
 
 
+def frontier_section() -> str:
+    """The design comparison table (benchmarks/frontier.py) between the frontier markers."""
+    table = (ROOT / "benchmarks" / "results" / "frontier.md").read_text()
+    return (f"{FSTART}\n{table}\n"
+            "![validation bits per byte against coding speed, equal budget](benchmarks/results/frontier.png)\n"
+            f"{FEND}")
+
+
 def updated(readme: str) -> str:
-    """The README with its results section replaced."""
-    return re.sub(re.escape(START) + ".*?" + re.escape(END), lambda m: section(), readme, flags=re.S)
+    """The README with its generated sections replaced."""
+    readme = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda m: section(), readme, flags=re.S)
+    return re.sub(re.escape(FSTART) + ".*?" + re.escape(FEND), lambda m: frontier_section(), readme, flags=re.S)
 
 
 if __name__ == "__main__":
