@@ -33,7 +33,7 @@ def io_options(f):
         click.option("-m", "--model", help="Model name or folder (compress: default gpt-small)."),
         click.option("--device", default="cpu", show_default=True, help="cpu or cuda."),
         click.option("-j", "--jobs", type=int, help="Worker processes (compress: groups coded in parallel, "
-                     "recorded in the file; default: one per core for inputs over ~180 KB)."),
+                     "recorded in the file; default: one per core for inputs over ~60 KB)."),
         click.option("-v", "--verbose", is_flag=True, help="More detail."),
         click.option("-q", "--quiet", is_flag=True, help="No summary lines and no progress bar."),
     ]

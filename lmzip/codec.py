@@ -35,7 +35,7 @@ Progress = Callable[[int, int], None]  # called with (tokens coded so far, token
 # (Transformer) and 0.04% (LSTM) in size and code 2x faster, since wider batches use the CPU better.
 MIN_SEGMENT = 256  # tokens; shorter segments lose context at their cold start
 MAX_BATCH = 256  # segments side by side
-PARALLEL_FROM = 60_000  # tokens (~180 KB of text): below this, one group in this process
+PARALLEL_FROM = 20_000  # tokens (~60 KB of text): below this, one group in this process
 
 
 @dataclass
@@ -136,7 +136,7 @@ def group_bounds(n_segments: int, groups: int) -> list[tuple[int, int]]:
 
 
 def auto_groups(n_tokens: int, n_segments: int) -> int:
-    """Groups to code in parallel: one for small inputs (a worker costs ~2 s to start), else one per core."""
+    """Groups to code in parallel: one for small inputs (a worker costs ~1.3 s to start), else one per core."""
     return 1 if n_tokens < PARALLEL_FROM else max(1, min(parallel.default_workers(), n_segments, 16))
 
 
