@@ -34,6 +34,10 @@ PRESETS: dict[str, Preset] = {
     "gpt-small": Preset({"arch": "gpt", "vocab_size": 4096, "n_layer": 4, "n_embd": 256, "n_head": 4,
                          "n_kv_head": 2, "context": 256}, "bpe4096"),
     "lstm-small": Preset({"arch": "lstm", "vocab_size": 4096, "n_layer": 2, "n_embd": 384, "context": 256}, "bpe4096"),
+    # the equal-budget frontier's pick (benchmarks/frontier.py: wide2x384), and its matched LSTM
+    "gpt-wide": Preset({"arch": "gpt", "vocab_size": 4096, "n_layer": 2, "n_embd": 384, "n_head": 6,
+                        "n_kv_head": 2, "context": 256}, "bpe4096"),
+    "lstm-wide": Preset({"arch": "lstm", "vocab_size": 4096, "n_layer": 2, "n_embd": 432, "context": 256}, "bpe4096"),
 }
 
 
