@@ -30,11 +30,11 @@ from lmzip.checkpoint import from_predictor
 from lmzip.model import build_model, config_from_dict
 from lmzip.tokenizer import ByteTokenizer
 kind, name, mode, procs, path = sys.argv[1:6]
-procs, seg = int(procs), None
+procs, rows = int(procs), None
 if kind == "model":
     lm = registry.load(name)
 elif kind == "scratch":
-    lm, seg = registry.scratch(name, 0), 16  # as the +scratch benchmark rows: 16 segments side by side
+    lm, rows = registry.scratch(name, 0), 16  # as the +scratch benchmark rows: 16 segments side by side
 else:
     p = registry.PRESETS[name]
     tok = ByteTokenizer() if p.tokenizer == "bytes" else registry.load("gpt-small").tokenizer
@@ -43,8 +43,7 @@ adapt = AdaptConfig(3e-3, 8) if kind == "scratch" else AdaptConfig() if "adapt" 
 # what `lmzip compress` uses: bf16 matrix products where the CPU has them, float32 when adapting
 settings = codec.Settings(dtype=codec.default_dtype("cpu", adapt is not None), mix="mix" in mode, adapt=adapt)
 data = open(path, "rb").read()
-seg = -(-len(lm.tokenizer.encode(data)) // seg) if seg else None
-t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings, segment=seg, groups=procs)
+t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings, groups=procs, rows=rows)
 t1 = time.perf_counter()
 out = codec.decode(*fmt.unpack(blob), lm, workers=procs); t2 = time.perf_counter()
 print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, "dtype": settings.dtype,

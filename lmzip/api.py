@@ -27,14 +27,14 @@ class LMCompressor:
 
     def __init__(self, model: str | Path | None = None, device: str = "cpu", threads: int = 1,
                  segment: int | None = None, jobs: int | None = None, mix: bool = False, adapt=None,
-                 seed: int | None = None, dtype: str | None = None):
+                 seed: int | None = None, dtype: str | None = None, rows: int | None = None):
         from . import codec, registry
 
         # seed: start from the preset ``model`` with seeded random weights instead of trained ones
         self.model = registry.load(model) if seed is None else registry.scratch(model or registry.DEFAULT_MODEL, seed)
         dtype = dtype or codec.default_dtype(device, adapt is not None)
         self.settings = codec.Settings(device=device, threads=threads, dtype=dtype, mix=mix, adapt=adapt)
-        self.segment, self.jobs = segment, jobs
+        self.segment, self.jobs, self.rows = segment, jobs, rows
         if device != "cpu":
             self.model.predictor.to(device)
 
@@ -42,7 +42,8 @@ class LMCompressor:
         """Compress and return the blob with its header and the model's ideal bits."""
         from . import codec
 
-        blob, head, bits = codec.encode(bytes(data), self.model, self.settings, progress, self.segment, self.jobs)
+        blob, head, bits = codec.encode(bytes(data), self.model, self.settings, progress, self.segment, self.jobs,
+                                        self.rows)
         return Result(blob, head, bits)
 
     def compress(self, data: bytes, progress=None) -> bytes:

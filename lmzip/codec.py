@@ -169,8 +169,12 @@ def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, setti
 
 
 def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
-           segment: int | None = None, groups: int | None = None) -> tuple[bytes, Header, float]:
-    """Code ``data``; returns the whole .lmz file, its header and the model's ideal bits (Σ -log2 p)."""
+           segment: int | None = None, groups: int | None = None,
+           rows: int | None = None) -> tuple[bytes, Header, float]:
+    """Code ``data``; returns the whole .lmz file, its header and the model's ideal bits (Σ -log2 p).
+
+    ``segment`` fixes the segment length; ``rows`` instead caps the segments side by side (fewer,
+    longer segments: more sequential steps, which learning from scratch needs)."""
     if settings.adapt and settings.dtype != "float32":
         raise ValueError("adaptive coding runs in float32")
     text, crlf = transform.prepare(data)
@@ -187,7 +191,7 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     if len(tokens) == 0:
         return _stored(data, head), head, 0.0
     head.crlf = crlf
-    head.segment_length = segment or segment_length(len(tokens))
+    head.segment_length = segment or (segment_length(len(tokens), 1, rows) if rows else segment_length(len(tokens)))
     lengths = _layout(len(tokens), head.segment_length)
     segs = _segments(tokens, lengths)
     head.groups = min(len(lengths), groups or auto_groups(len(tokens), len(lengths)))

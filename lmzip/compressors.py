@@ -147,11 +147,8 @@ class LMZip(Compressor):
 
             ad = AdaptConfig()
         self._c = LMCompressor(model, device=device, mix=mix, adapt=ad)
-        self.rows: int | None = None  # side-by-side segments; None = the codec's choice
 
     def compress(self, data: bytes) -> bytes:
-        if self.rows:
-            self._c.segment = max(1, -(-len(self._c.model.tokenizer.encode(data)) // self.rows))
         res = self._c.compress_ex(data)
         self.last_ideal = (res.ideal_bits, res.header.n_tokens)
         self.last_workers = res.header.groups if res.header.groups > 1 else 0
@@ -175,10 +172,10 @@ class Scratch(LMZip):
         from .api import LMCompressor
 
         m = registry.PRESETS[preset].model
-        self.name, self.model_bytes, self.rows = f"{preset}+scratch", 0, self.ROWS
+        self.name, self.model_bytes = f"{preset}+scratch", 0
         self.settings = (f"{m['arch']} {m['n_layer']}x{m['n_embd']}, random weights (seed {seed}), "
                          f"learns from scratch (lr {self.LR:g}, block {self.BLOCK})")
-        self._c = LMCompressor(preset, adapt=AdaptConfig(self.LR, self.BLOCK), seed=seed)
+        self._c = LMCompressor(preset, adapt=AdaptConfig(self.LR, self.BLOCK), seed=seed, rows=self.ROWS)
 
 
 @dataclass(frozen=True)

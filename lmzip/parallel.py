@@ -31,7 +31,7 @@ def map_groups(fn: Callable, model, tasks: list[tuple], workers: int,
                done: Callable[[int], None] | None = None) -> list[Any]:
     """``[fn(model, *task) for task in tasks]`` using up to ``workers`` processes, this one included.
 
-    This process codes the first group itself while the workers start (a worker needs ~2 s to
+    This process codes the first group itself while the workers start (a worker needs ~1.3 s to
     import torch and load the model), so two groups on two cores cost one worker, not two."""
     if workers <= 1 or len(tasks) <= 1 or model.path is None:
         out = []

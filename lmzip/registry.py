@@ -41,6 +41,9 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+_SCRATCH: dict[tuple[str, int], Any] = {}
+
+
 def scratch(name: str, seed: int):
     """A preset with seeded random weights (no training): the start of adaptive coding from scratch.
 
@@ -68,8 +71,6 @@ def scratch(name: str, seed: int):
         _SCRATCH[key].seed = seed
     return _SCRATCH[key]
 
-
-_SCRATCH: dict[tuple[str, int], Any] = {}
 
 
 def model_dirs() -> list[Path]:
