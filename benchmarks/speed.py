@@ -8,6 +8,9 @@ real, their bits per byte are not), and once learning from scratch. Writes
 benchmarks/results/speed.{json,md}.
 
     .venv/bin/python benchmarks/speed.py [--file corpora/canterbury/alice29.txt]
+    .venv/bin/python benchmarks/speed.py --models gpt-wide,lstm-wide --modes static,mix   # re-measure some
+
+A run limited by --models or --modes replaces those rows and keeps the others already in speed.json.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ elif kind == "scratch":
     lm, rows = registry.scratch(name, 0), 16  # as the +scratch benchmark rows: 16 segments side by side
 else:
     p = registry.PRESETS[name]
-    tok = ByteTokenizer() if p.tokenizer == "bytes" else registry.load("gpt-small").tokenizer
+    tok = ByteTokenizer() if p.tokenizer == "bytes" else registry.load().tokenizer
     lm = from_predictor(build_model(config_from_dict(dict(p.model, vocab_size=tok.vocab_size))), tok, name)
 adapt = AdaptConfig(3e-3, 8) if kind == "scratch" else AdaptConfig() if "adapt" in mode else None
 # what `lmzip compress` uses: bf16 matrix products where the CPU has them, float32 when adapting
@@ -58,16 +61,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--file", default=str(ROOT / "corpora" / "canterbury" / "alice29.txt"))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--models", help="only these shipped models (comma-separated); no presets")
+    ap.add_argument("--modes", default="static,mix,adapt,adapt+mix", help="coding modes of the shipped models")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from lmzip import registry
 
-    models = list(registry.available())
-    jobs = [("model", n, "static", 1) for n in models] + [("model", n, "static", 2) for n in models]
-    jobs += [("model", n, m, 1) for m in ("mix", "adapt", "adapt+mix") for n in models]
-    jobs += [("preset", n, "static", 1) for n in registry.PRESETS if n not in registry.available()]
-    jobs += [("scratch", n, "adapt", 1) for n in registry.PRESETS if registry.PRESETS[n].tokenizer == "bytes"]
-    rows = []
+    models, modes = args.models.split(",") if args.models else list(registry.available()), args.modes.split(",")
+    jobs = [("model", n, "static", p) for p in (1, 2) for n in models if "static" in modes]
+    jobs += [("model", n, m, 1) for m in ("mix", "adapt", "adapt+mix") if m in modes for n in models]
+    if not args.models:
+        jobs += [("preset", n, "static", 1) for n in registry.PRESETS if n not in registry.available()]
+        jobs += [("scratch", n, "adapt", 1) for n in registry.PRESETS if registry.PRESETS[n].tokenizer == "bytes"]
+    out = Path(args.out)
+    old = json.loads((out / "speed.json").read_text())["rows"] if (out / "speed.json").exists() else []
+    key = lambda x: (x["kind"], x["name"], x["mode"], x["processes"])  # noqa: E731
+    redo = {(k, n, m, p) for k, n, m, p in jobs}
+    rows = [x for x in old if key(x) not in redo] if args.models or args.modes != ap.get_default("modes") else []
     for kind, name, mode, procs in jobs:
         r = subprocess.run([sys.executable, "-c", CHILD, kind, name, mode, str(procs), args.file],
                            capture_output=True, text=True,
@@ -79,7 +89,9 @@ def main() -> None:
         print(f"{name:12s} {kind:7s} {mode:9s} {procs} proc  bpb {8 * x['compressed'] / x['bytes']:.3f}"
               f"  compress {x['compress_kbps']:6.1f} KB/s  decompress {x['decompress_kbps']:6.1f} KB/s"
               f"  peak {x['peak_mib']:.0f} MiB  {'ok' if x['verified'] else 'FAILED'}", flush=True)
-    out = Path(args.out)
+    order = {n: i for i, n in enumerate(registry.available())}
+    rows.sort(key=lambda x: (x["kind"] != "model", x["processes"] if x["mode"] == "static" else 3,
+                             ("static", "mix", "adapt", "adapt+mix").index(x["mode"]), order.get(x["name"], 99)))
     out.mkdir(parents=True, exist_ok=True)
     (out / "speed.json").write_text(json.dumps({"file": Path(args.file).name, "rows": rows}, indent=1) + "\n")
     lines = [f"Coding speed on {Path(args.file).name}, one thread per process (benchmarks/speed.py).", "",

@@ -47,9 +47,8 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
             for name, entry in reg.items():
                 ui.out.print(f"{name}\t{'language model' if entry.lm else 'classic'}", markup=False)
             return
-        # learning while coding costs ~4x the time: its rows run when named (or with --suite full)
-        slow = ("+adapt", "+adapt+mix", "+scratch")  # learning while coding: ~4x slower, full suite only
-        names = _csv(compressors) or [n for n in reg if suite == "full" or not n.endswith(slow)]
+        # learning while coding (~4x the time) and the legacy models run when named or with --suite full
+        names = _csv(compressors) or comp.suite_names(suite)
         unknown = [n for n in names if n not in reg]
         if unknown:
             raise LmzipError(f"unknown compressor {unknown[0]!r} (known: {', '.join(reg)})")
@@ -82,8 +81,8 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         written = report.save_all(doc, out, not no_plots)
         ui.err.print(f"wrote {', '.join(str(p) for p in written)}", markup=False)
     if suite == "default" and bundled:
-        ui.err.print("This was the default suite; every bundled file and the learning rows (+adapt, +adapt+mix, "
-                     "+scratch): lmzip bench --suite full (hours).")
+        ui.err.print("This was the default suite; every bundled file, the learning rows (+adapt, +adapt+mix, "
+                     "+scratch) and the legacy models: lmzip bench --suite full (hours).")
     bad = [r for r in rows if not r["verified"]]
     if bad:
         ui.error(f"{len(bad)} result(s) failed verification: " + "; ".join(

@@ -106,3 +106,21 @@ def test_cli_bad_input(args, message, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     r = CliRunner().invoke(main, ["bench", *args])
     assert r.exit_code == 1 and message in r.stderr and "Traceback" not in r.output
+
+
+def test_default_suite_leaves_out_learning_rows_and_legacy_models():
+    from lmzip import registry
+
+    default, full = compressors.suite_names("default"), compressors.suite_names("full")
+    assert registry.DEFAULT_MODEL in default and registry.DEFAULT_MODEL + "+mix" in default
+    assert not [n for n in default if "+adapt" in n or "+scratch" in n]
+    for legacy in registry.LEGACY:
+        if legacy in registry.available():  # still installed, so earlier files decode
+            assert legacy not in default and legacy in full
+    assert set(default) < set(full)
+
+
+def test_shipped_models_list_the_default_first():
+    from lmzip import registry
+
+    assert next(iter(registry.available())) == registry.DEFAULT_MODEL
