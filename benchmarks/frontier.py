@@ -10,6 +10,7 @@ float32 and with bf16 matrix products, and is timed both ways.
 
     .venv/bin/python benchmarks/frontier.py train NAME    # one variant -> runs/cmp/NAME (resumable)
     .venv/bin/python benchmarks/frontier.py measure       # every trained variant -> results/frontier.*
+    .venv/bin/python benchmarks/frontier.py measure --only gpt-wide,lstm-wide   # re-measure some rows
 """
 
 from __future__ import annotations
@@ -80,11 +81,21 @@ def train(name: str) -> None:
     print(f"{name}: {time.time() - t0:.0f} s")
 
 
-def measure(text: Path) -> None:
-    """Code the text with every trained variant and the shipped models; write the table and plot."""
+SHIPPED = ("gpt-wide", "lstm-wide", "gpt-large", "lstm-large", "gpt-small", "lstm-small")
+
+
+def measure(text: Path, only: list[str] | None = None) -> None:
+    """Code the text with every trained variant and the shipped models; write the table and plot.
+
+    With ``only``, just those rows are measured again; the others are kept from frontier.json."""
+    old = {r["name"]: r for r in json.loads((OUT / "frontier.json").read_text())["rows"]} if only else {}
     rows = []
-    shipped = [(n, ROOT / "lmzip" / "models" / n) for n in ("gpt-small", "lstm-small")]
+    shipped = [(n, ROOT / "lmzip" / "models" / n) for n in SHIPPED]
     for name, folder in [(n, RUNS / n / "model") for n in VARIANTS] + shipped:
+        if only and name not in only:
+            if name in old:
+                rows.append(old[name])
+            continue
         if not (folder / "config.json").is_file():
             continue
         cfg = json.loads((folder / "config.json").read_text())
@@ -93,7 +104,8 @@ def measure(text: Path) -> None:
         hist = json.loads((RUNS / name / "ckpt.json").read_text())["history"] if name in VARIANTS else []
         tps = [h["tokens_per_s"] for h in hist if "tokens_per_s" in h]
         tr = cfg["training"]
-        rows.append({"name": name, "what": VARIANTS[name][0] if name in VARIANTS else "shipped (18 M tokens)",
+        what = VARIANTS[name][0] if name in VARIANTS else f"shipped ({tr['tokens_seen'] / 1e6:.0f} M tokens)"
+        rows.append({"name": name, "what": what,
                      "model": cfg["model"], "params": cfg["params"], "tokens_seen": tr["tokens_seen"],
                      "text_bytes_seen": round(tr["tokens_seen"] * tr["bytes_per_token"]),
                      "valid_bpb": tr["valid_bpb"], "train_tokens_per_s": sum(tps) / len(tps) if tps else None,
@@ -152,9 +164,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("train").add_argument("name", choices=list(VARIANTS))
-    sub.add_parser("measure").add_argument("--text", type=Path, default=ROOT / "corpora/canterbury/alice29.txt")
+    m = sub.add_parser("measure")
+    m.add_argument("--text", type=Path, default=ROOT / "corpora/canterbury/alice29.txt")
+    m.add_argument("--only", help="comma-separated rows to measure again (the rest kept from frontier.json)")
     args = ap.parse_args()
-    train(args.name) if args.cmd == "train" else measure(args.text.resolve())
+    if args.cmd == "train":
+        train(args.name)
+    else:
+        measure(args.text.resolve(), args.only.split(",") if args.only else None)
 
 
 if __name__ == "__main__":
