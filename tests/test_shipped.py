@@ -1,0 +1,28 @@
+"""Every shipped model loads, is the model its id names, and compresses English text like a trained model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lmzip import codec, format, registry
+
+SHIPPED = list(registry.available())
+ALICE = (Path(__file__).parent.parent / "corpora" / "canterbury" / "alice29.txt").read_bytes()
+
+
+def test_the_default_and_both_pairs_are_shipped():
+    assert {"gpt-wide", "lstm-wide", "gpt-large", "lstm-large"} <= set(SHIPPED)
+    assert registry.DEFAULT_MODEL == "gpt-wide"
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_shipped_model_round_trips_english_at_a_trained_models_rate(name):
+    lm = registry.load(name)
+    assert lm.model_id.hex() == registry.available()[name][1]["id"]
+    data = ALICE[20000:24000]
+    blob, head, _ = codec.encode(data, lm, codec.Settings(), groups=1)
+    assert codec.decode(*format.unpack(blob), lm, workers=1) == data
+    # random weights would cost ~12 bits a token, ~3.9 bits per byte; the shipped models pay ~2
+    assert not head.stored and 8 * len(blob) / len(data) < 2.6
