@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from . import __version__, files, ui
+from . import __version__, files, registry, ui
 from .errors import LmzipError
 
 CTX = {"help_option_names": ["-h", "--help"]}
@@ -30,7 +30,7 @@ def io_options(f):
         click.option("-k", "--keep", is_flag=True, help="Keep the input (the default)."),
         click.option("--rm", "remove", is_flag=True, help="Delete the input after a verified round trip."),
         click.option("-S", "--suffix", default=files.SUFFIX, show_default=True, help="Suffix of compressed files."),
-        click.option("-m", "--model", help="Model name or folder (compress: default gpt-small)."),
+        click.option("-m", "--model", help=f"Model name or folder (compress: default {registry.DEFAULT_MODEL})."),
         click.option("--device", default="cpu", show_default=True, help="cpu or cuda."),
         click.option("-j", "--jobs", type=int, help="Worker processes (compress: groups coded in parallel, "
                      "recorded in the file; default: one per core for inputs over ~60 KB)."),

@@ -13,7 +13,7 @@ from .errors import LmzipError
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--preset", default="gpt-small", show_default=True, help="Architecture preset (see lmzip.registry).")
+@click.option("--preset", default="gpt-wide", show_default=True, help="Architecture preset (see lmzip.registry).")
 @click.option("--data", "data", multiple=True, type=click.Path(path_type=str), help="Training files or folders.")
 @click.option("--dataset", help="A local or cached Hugging Face dataset (offline) to train on.")
 @click.option("--split", default="train", show_default=True)
