@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "default"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 FSTART, FEND = "<!-- frontier:start -->", "<!-- frontier:end -->"
+LSTART, LEND = "<!-- learning:start -->", "<!-- learning:end -->"
+LEARNING = ROOT / "benchmarks" / "results" / "learning"
 
 
 def section() -> str:
@@ -34,9 +36,27 @@ def frontier_section() -> str:
             f"{FEND}")
 
 
+def learning_section() -> str:
+    """Bits per byte of every compressor in benchmarks/results/learning/*/results.json, one row each."""
+    import json
+
+    rows: dict[str, dict[str, float]] = {}
+    for f in sorted(LEARNING.glob("*/results.json")):
+        for r in json.loads(f.read_text())["rows"]:
+            if r["verified"]:
+                rows.setdefault(r["compressor"], {})[r["file"]] = 8 * r["compressed_bytes"] / r["original_bytes"]
+    files = sorted({f for v in rows.values() for f in v})
+    lines = ["| compressor | " + " | ".join(Path(f).name for f in files) + " |", "|---|" + "---:|" * len(files)]
+    for name in sorted(rows, key=lambda n: (n != "ppmd-o8", n.split("+")[0], n.count("+"), n)):
+        lines.append(f"| {name} | " + " | ".join(f"{rows[name][f]:.3f}" if f in rows[name] else "–"
+                                                 for f in files) + " |")
+    return f"{LSTART}\n" + "\n".join(lines) + f"\n{LEND}"
+
+
 def updated(readme: str) -> str:
     """The README with its generated sections replaced."""
     readme = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda m: section(), readme, flags=re.S)
+    readme = re.sub(re.escape(LSTART) + ".*?" + re.escape(LEND), lambda m: learning_section(), readme, flags=re.S)
     return re.sub(re.escape(FSTART) + ".*?" + re.escape(FEND), lambda m: frontier_section(), readme, flags=re.S)
 
 
