@@ -81,16 +81,16 @@ def train(name: str) -> None:
     print(f"{name}: {time.time() - t0:.0f} s")
 
 
-SHIPPED = ("gpt-wide", "lstm-wide", "gpt-large", "lstm-large", "gpt-small", "lstm-small")
-
-
 def measure(text: Path, only: list[str] | None = None) -> None:
     """Code the text with every trained variant and the shipped models; write the table and plot.
 
     With ``only``, just those rows are measured again; the others are kept from frontier.json."""
+    sys.path.insert(0, str(ROOT))
+    from lmzip.registry import ORDER  # the shipped models, default pair first
+
     old = {r["name"]: r for r in json.loads((OUT / "frontier.json").read_text())["rows"]} if only else {}
     rows = []
-    shipped = [(n, ROOT / "lmzip" / "models" / n) for n in SHIPPED]
+    shipped = [(n, ROOT / "lmzip" / "models" / n) for n in ORDER]
     for name, folder in [(n, RUNS / n / "model") for n in VARIANTS] + shipped:
         if only and name not in only:
             if name in old:

@@ -28,11 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-T = "../shared/corpora/train"
-TRAIN = [f"{T}/en/gutenberg_train.txt", f"{T}/enwik/enwik8_2000000_4154399",
-         f"{T}/code/python311_stdlib_packages.txt", f"{T}/multilingual"]
-VALID = [f"{T}/en/gutenberg_valid.txt"]
-TOKENIZER = "lmzip/models/gpt-small/tokenizer.json"
+from frontier import BPE, TRAIN, VALID  # noqa: E402 - the same training files and BPE as every shipped model
+
 PAIRS = {"gpt-wide": "lstm-wide", "lstm-wide": "gpt-wide", "gpt-large": "lstm-large", "lstm-large": "gpt-large"}
 PROBE = (30, 130)  # steps between which speed is measured, inside the 200-step warm-up
 
@@ -40,7 +37,7 @@ PROBE = (30, 130)  # steps between which speed is measured, inside the 200-step 
 def _tokenizer():
     from lmzip.tokenizer import tokenizer_from_json
 
-    return tokenizer_from_json((ROOT / TOKENIZER).read_text())
+    return tokenizer_from_json(BPE.read_text())
 
 
 def _config(name: str, a: argparse.Namespace):

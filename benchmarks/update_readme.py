@@ -55,9 +55,10 @@ def learning_section() -> str:
 
 def updated(readme: str) -> str:
     """The README with its generated sections replaced."""
-    readme = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda m: section(), readme, flags=re.S)
-    readme = re.sub(re.escape(LSTART) + ".*?" + re.escape(LEND), lambda m: learning_section(), readme, flags=re.S)
-    return re.sub(re.escape(FSTART) + ".*?" + re.escape(FEND), lambda m: frontier_section(), readme, flags=re.S)
+    for start, end, make in ((START, END, section), (LSTART, LEND, learning_section),
+                             (FSTART, FEND, frontier_section)):
+        readme = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m, make=make: make(), readme, flags=re.S)
+    return readme
 
 
 if __name__ == "__main__":

@@ -205,14 +205,13 @@ def registry() -> dict[str, Entry]:
     from . import registry as models
 
     out = dict(CLASSIC)
-    for name in models.available():
-        out[name] = Entry(lambda n=name: LMZip(n), lm=True, full_only=name in models.LEGACY)
-    for name in models.available():
-        out[name + "+mix"] = Entry(lambda n=name: LMZip(n, mix=True), lm=True, full_only=name in models.LEGACY)
-    for name in models.available():
-        out[name + "+adapt"] = Entry(lambda n=name: LMZip(n, adapt=True), lm=True, full_only=True)
-    for name in models.available():
-        out[name + "+adapt+mix"] = Entry(lambda n=name: LMZip(n, mix=True, adapt=True), lm=True, full_only=True)
+    installed = list(models.available())  # reads every config.json: once
+    modes = [("", {}), ("+mix", {"mix": True}), ("+adapt", {"adapt": True}),
+             ("+adapt+mix", {"mix": True, "adapt": True})]
+    for suffix, kw in modes:
+        for name in installed:
+            out[name + suffix] = Entry(lambda n=name, kw=kw: LMZip(n, **kw), lm=True,
+                                       full_only="adapt" in kw or name in models.LEGACY)
     for name in models.PRESETS:
         if models.PRESETS[name].tokenizer == "bytes":
             out[name + "+scratch"] = Entry(lambda n=name: Scratch(n), lm=True, full_only=True)

@@ -82,7 +82,6 @@ def scratch(name: str, seed: int):
     return _SCRATCH[key]
 
 
-
 def model_dirs() -> list[Path]:
     """Where model folders are looked for, first match wins: LMZIP_MODELS, then shipped ones."""
     extra = [Path(p) for p in os.environ.get("LMZIP_MODELS", "").split(os.pathsep) if p]
