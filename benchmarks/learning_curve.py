@@ -44,20 +44,19 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     from lmzip import codec, registry
-    from lmzip.adapt import AdaptConfig
+    from lmzip.adapt import FROM_SCRATCH, SCRATCH_ROWS, AdaptConfig
     from lmzip.explain import explain
 
     data = Path(args.file).read_bytes()
     dt = codec.default_dtype("cpu", False)  # what `lmzip compress` uses; --adapt always codes in float32
     modes = {"static": codec.Settings(dtype=dt), "mix": codec.Settings(dtype=dt, mix=True),
              "adapt": codec.Settings(adapt=AdaptConfig()), "adapt+mix": codec.Settings(adapt=AdaptConfig(), mix=True)}
-    from lmzip.compressors import Scratch
 
     runs = [(registry.load(n), mode, st, None) for n in args.models.split(",") for mode, st in modes.items()]
     for n in filter(None, args.scratch.split(",")):  # the +scratch benchmark rows' settings
         lm = registry.scratch(n, 0)
-        seg = -(-len(lm.tokenizer.encode(data)) // Scratch.ROWS)
-        runs.append((lm, "scratch", codec.Settings(adapt=AdaptConfig(Scratch.LR, Scratch.BLOCK)), seg))
+        seg = -(-len(lm.tokenizer.encode(data)) // SCRATCH_ROWS)
+        runs.append((lm, "scratch", codec.Settings(adapt=FROM_SCRATCH), seg))
     results = {}
     fig, ax = plt.subplots(figsize=(8, 4.8))
     for model, mode, settings, seg in runs:

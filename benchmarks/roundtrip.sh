@@ -4,9 +4,10 @@
 #
 #   bash benchmarks/roundtrip.sh MODE [MODEL] [LIMIT] [CORPUS]
 #   MODE: static | mix | adapt | adapt+mix | scratch (lstm-nano from seeded random weights)
+#   LIMIT: bytes per file (default 65536), or "full" for whole files
 #
-# Writes benchmarks/results/roundtrip/MODEL_MODE.tsv (file, bytes, compressed bytes, bpb, result)
-# and exits non-zero if any file does not come back exactly.
+# Writes benchmarks/results/roundtrip/MODEL_MODE_LIMIT.tsv (file, bytes, compressed bytes, bpb,
+# result) and exits non-zero if any file does not come back exactly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:?mode: static, mix, adapt, adapt+mix or scratch}
@@ -26,7 +27,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/in" "$work/orig"
 (cd "$corpus" && find . -type f | sort) | while read -r f; do
   name=$(echo "${f#./}" | tr '/' '_')
-  head -c "$limit" "$corpus/$f" > "$work/in/$name"
+  if [ "$limit" = full ]; then cp "$corpus/$f" "$work/in/$name"; else head -c "$limit" "$corpus/$f" > "$work/in/$name"; fi
 done
 cp "$work/in/"* "$work/orig/"
 start=$(date +%s)
@@ -37,7 +38,7 @@ find "$work/in" -type f ! -name '*.lmz' -delete
 end=$(date +%s)
 out=benchmarks/results/roundtrip
 mkdir -p $out
-tsv="$out/${model}_${mode}.tsv"
+tsv="$out/${model}_${mode}_${limit}.tsv"
 fails=0
 {
   echo -e "file\tbytes\tcompressed\tbpb\tresult"
@@ -49,6 +50,6 @@ fails=0
     echo -e "$n\t$size\t$c\t$(python3 -c "print(round(8 * $c / max(1, $size), 3))")\t$r"
   done
 } > "$tsv"
-echo "$mode ($model): $(($(wc -l < "$tsv") - 1)) files, $fails different; compress $((mid - start)) s," \
+echo "$mode ($model, $limit): $(($(wc -l < "$tsv") - 1)) files, $fails different; compress $((mid - start)) s," \
      "decompress $((end - mid)) s" | tee -a "$tsv.log"
 [ "$fails" -eq 0 ]

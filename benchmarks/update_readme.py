@@ -15,6 +15,9 @@ START, END = "<!-- results:start -->", "<!-- results:end -->"
 FSTART, FEND = "<!-- frontier:start -->", "<!-- frontier:end -->"
 LSTART, LEND = "<!-- learning:start -->", "<!-- learning:end -->"
 LEARNING = ROOT / "benchmarks" / "results" / "learning"
+RSTART, REND = "<!-- roundtrips:start -->", "<!-- roundtrips:end -->"
+ROUNDTRIP = ROOT / "benchmarks" / "results" / "roundtrip"
+FULL = ROOT / "benchmarks" / "results" / "shared-full-wide" / "results.json"  # xz and gpt-wide, whole files
 
 
 def section() -> str:
@@ -53,10 +56,61 @@ def learning_section() -> str:
     return f"{LSTART}\n" + "\n".join(lines) + f"\n{LEND}"
 
 
+def _tsv(path: Path) -> list[dict[str, str]]:
+    head, *rows = (line.split("\t") for line in path.read_text().splitlines())
+    return [dict(zip(head, r, strict=True)) for r in rows]
+
+
+def _times(path: Path) -> tuple[str, str]:
+    """Compress and decompress wall seconds from the last line of a roundtrip.sh log."""
+    m = re.search(r"compress (\d+) s, decompress (\d+) s", path.read_text().splitlines()[-1])
+    return (m.group(1), m.group(2)) if m else ("–", "–")
+
+
+def roundtrip_section() -> str:
+    """One row per benchmarks/roundtrip.sh run, then the whole-file learning run against xz and static."""
+    lines = ["| compressor | bytes per file | files exact | input bytes | bits per byte | compress s | decompress s |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    modes = ["static", "mix", "adapt", "adapt+mix", "scratch"]
+    for f in sorted(ROUNDTRIP.glob("*.tsv"), key=lambda p: (p.stem.split("_")[2] != "full", p.stem.split("_")[0],
+                                                           modes.index(p.stem.split("_")[1]))):
+        model, mode, limit = f.stem.split("_")
+        rows = _tsv(f)
+        size = sum(int(r["bytes"]) for r in rows)
+        bpb = 8 * sum(int(r["compressed"]) for r in rows) / size
+        exact = sum(r["result"] == "exact" for r in rows)
+        name = f"{model}+{mode}" if mode != "static" else model
+        length = "whole file" if limit == "full" else f"first {int(limit) // 1024} KB"
+        lines.append(f"| {name} | {length} | {exact}/{len(rows)} | {size:,} | {bpb:.3f} | "
+                     + " | ".join(_times(f.with_suffix(".tsv.log"))) + " |")
+    return f"{RSTART}\n" + "\n".join(lines) + "\n\n" + _versus_xz() + f"\n{REND}"
+
+
+def _versus_xz() -> str:
+    """Text files (not stored by the static model, not the artificial ones) where learning passes xz."""
+    import json
+
+    learned = ROUNDTRIP / "gpt-wide_adapt+mix_full.tsv"
+    if not learned.exists():
+        return "(no whole-file run of gpt-wide+adapt+mix yet)"
+    full: dict[str, dict[str, int]] = {}
+    for r in json.loads(FULL.read_text())["rows"]:
+        full.setdefault(r["compressor"], {})[r["file"].replace("/", "_")] = r["compressed_bytes"]
+    size = {r["file"]: int(r["bytes"]) for r in _tsv(learned)}
+    text = [f for f in size if not f.startswith("canterbury_artificial") and full["gpt-wide"][f] < size[f]]
+    adapt = {r["file"]: int(r["compressed"]) for r in _tsv(learned)}
+    codes = {"static": full["gpt-wide"], "adapt": adapt}
+    wins = {k: sorted(f for f in text if c[f] < full["xz"][f]) for k, c in codes.items()}
+    lost = sorted(set(text) - set(wins["adapt"]))
+    return (f"On the {len(text)} text files, at full length, gpt-wide beats xz -9e on {len(wins['static'])} "
+            f"coding statically and on {len(wins['adapt'])} with `--adapt --mix`"
+            + (f"; xz still wins on {', '.join(lost)}." if lost else "."))
+
+
 def updated(readme: str) -> str:
     """The README with its generated sections replaced."""
     for start, end, make in ((START, END, section), (LSTART, LEND, learning_section),
-                             (FSTART, FEND, frontier_section)):
+                             (FSTART, FEND, frontier_section), (RSTART, REND, roundtrip_section)):
         readme = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m, make=make: make(), readme, flags=re.S)
     return readme
 

@@ -48,8 +48,8 @@ def io_options(f):
 @click.option("--segment", type=int, help="Segment length in tokens (default: chosen from the input size).")
 @click.option("--mix", is_flag=True, help="Mix the model with an online match model (repeats cost less).")
 @click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block.")
-@click.option("--adapt-lr", default=3e-4, show_default=True, help="Adam learning rate for --adapt.")
-@click.option("--adapt-block", default=32, show_default=True, help="Coded steps between optimizer steps.")
+@click.option("--adapt-lr", type=float, help="Adam learning rate for --adapt (default 3e-4; 3e-3 with --seed).")
+@click.option("--adapt-block", type=int, help="Coded steps between optimizer steps (default 32; 8 with --seed).")
 @click.option("--dtype", type=click.Choice(["float32", "bfloat16"]),
               help="Compute dtype (recorded in the file; default: bfloat16 matrix products where the CPU has them).")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1),
@@ -60,8 +60,10 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
     from .api import LMCompressor
 
     state: dict = {}
-    if adapt and not 1 <= adapt_block <= 65535 or adapt_lr <= 0:
+    if adapt_block is not None and not 1 <= adapt_block <= 65535 or adapt_lr is not None and not adapt_lr > 0:
         _exit_error("--adapt-block must be 1..65535 and --adapt-lr positive")
+    if (adapt_block is not None or adapt_lr is not None) and not adapt:
+        _exit_error("--adapt-lr and --adapt-block need --adapt")
     if adapt and dtype == "bfloat16":
         _exit_error("--adapt codes in float32 (it trains the weights it predicts with)")
     if seed is not None and not adapt:
@@ -69,11 +71,13 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
 
     def run(data: bytes):
         if "c" not in state:
-            from .adapt import AdaptConfig
+            from . import adapt as learn
 
-            cfg = AdaptConfig(adapt_lr, adapt_block) if adapt else None
+            base = learn.defaults(scratch=seed is not None)
+            cfg = learn.AdaptConfig(adapt_lr or base.lr, adapt_block or base.block) if adapt else None
+            rows = learn.SCRATCH_ROWS if seed is not None and segment is None else None
             state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment, jobs=jobs, mix=mix,
-                                      adapt=cfg, seed=seed, dtype=dtype)
+                                      adapt=cfg, seed=seed, dtype=dtype, rows=rows)
         with ui.progress("compress", not quiet) as bar:
             res = state["c"].compress_ex(data, bar)
         if remove and state["c"].decompress(res.blob) != data:

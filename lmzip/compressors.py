@@ -159,23 +159,19 @@ class LMZip(Compressor):
 
 
 class Scratch(LMZip):
-    """A preset with seeded random weights that learns the file from scratch (no model file at all).
-
-    Few, long segments (16 side by side) give it many optimizer steps; a higher learning rate than
-    fine-tuning a trained model (measured on alice29.txt, benchmarks/README.md)."""
-
-    ROWS, LR, BLOCK = 16, 3e-3, 8
+    """A preset with seeded random weights that learns the file from scratch (no model file at all),
+    with the settings `lmzip compress --adapt --seed` uses (lmzip.adapt.FROM_SCRATCH)."""
 
     def __init__(self, preset: str, seed: int = 0):
         from . import registry
-        from .adapt import AdaptConfig
+        from .adapt import FROM_SCRATCH, SCRATCH_ROWS
         from .api import LMCompressor
 
         m = registry.PRESETS[preset].model
         self.name, self.model_bytes = f"{preset}+scratch", 0
         self.settings = (f"{m['arch']} {m['n_layer']}x{m['n_embd']}, random weights (seed {seed}), "
-                         f"learns from scratch (lr {self.LR:g}, block {self.BLOCK})")
-        self._c = LMCompressor(preset, adapt=AdaptConfig(self.LR, self.BLOCK), seed=seed, rows=self.ROWS)
+                         f"learns from scratch (lr {FROM_SCRATCH.lr:g}, block {FROM_SCRATCH.block})")
+        self._c = LMCompressor(preset, adapt=FROM_SCRATCH, seed=seed, rows=SCRATCH_ROWS)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from lmzip import codec
+from lmzip import format as fmt
 from lmzip.cli import main
 from tests.conftest import TEXT
 
@@ -179,14 +180,27 @@ def test_seed_needs_adapt_and_a_known_preset(tmp_path):
 def test_learn_from_scratch_round_trips_through_the_cli(tmp_path):
     src = tmp_path / "a.txt"
     src.write_bytes(TEXT)
-    args = ["compress", "-v", "-m", "lstm-nano", "--adapt", "--adapt-lr", "3e-3", "--seed", "5", str(src)]
-    r = CliRunner().invoke(main, args)
+    r = CliRunner().invoke(main, ["compress", "-v", "-m", "lstm-nano", "--adapt", "--seed", "5", str(src)])
     assert r.exit_code == 0, r.output
     assert "random weights seed 5" in r.output
+    head = fmt.unpack((tmp_path / "a.txt.lmz").read_bytes())[0]
+    # from scratch it defaults to the benchmark's +scratch settings: few long segments, larger steps
+    assert (head.adapt_lr, head.adapt_block) == (pytest.approx(3e-3), 8)
+    assert head.segment_length == -(-head.n_tokens // 16)
     src.unlink()
     r = CliRunner().invoke(main, ["decompress", str(tmp_path / "a.txt.lmz")])
     assert r.exit_code == 0, r.output
     assert src.read_bytes() == TEXT
+
+
+def test_adapt_settings_need_adapt_and_sane_values(tmp_path):
+    src = tmp_path / "a.txt"
+    src.write_bytes(b"hello")
+    for args, message in ((["--adapt-lr", "1e-3"], "need --adapt"), (["--adapt", "--adapt-block", "0"], "1..65535"),
+                          (["--adapt", "--adapt-lr", "-1"], "--adapt-lr positive")):
+        r = CliRunner().invoke(main, ["compress", *args, str(src)])
+        assert r.exit_code == 1 and message in r.output, args
+    assert not (tmp_path / "a.txt.lmz").exists()
 
 
 def test_adapt_refuses_bf16(tmp_path):
