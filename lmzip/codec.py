@@ -22,13 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import parallel, transform
+from . import mix, mix_v6, parallel, transform
 from .adapt import AdaptConfig, Adapter
 from .checkpoint import LoadedModel
 from .coder import Decoder, Encoder, ideal_bits
 from .errors import FormatError, IntegrityError
 from .format import Header, crc32, join_streams, split_streams, verify
-from .mix import MatchMixer
 
 Progress = Callable[[int, int], None]  # called with (tokens coded so far, tokens in all)
 # Measured on alice29.txt (benchmarks/README.md): segments of 256 instead of 1024 tokens cost 0.2%
@@ -46,6 +45,7 @@ class Settings:
     threads: int = 1
     dtype: str = "float32"
     mix: bool = False  # mix in the online match model (lmzip.mix)
+    mix_v6: bool = False  # decoding a file of format 4-6: their match model (lmzip.mix_v6)
     adapt: AdaptConfig | None = None  # learn while coding (lmzip.adapt)
 
 
@@ -92,7 +92,7 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
     B, L = len(lengths), int(lengths.max())
     toks = np.zeros((B, L), dtype=np.int64)
     state = pred.start(B)
-    mixer = MatchMixer(B) if settings.mix else None
+    mixer = (mix_v6 if settings.mix_v6 else mix).MatchMixer(toks, lengths) if settings.mix else None
     inp = torch.full((B,), pred.bos, dtype=torch.long, device=settings.device)
     done = 0
     for t in range(L):
@@ -101,10 +101,10 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
         active = np.flatnonzero(lengths > t)
         rows = probs if len(active) == B else probs[active]
         if mixer is not None:
-            rows = mixer.mix(active, rows)
+            rows = mixer.mix(t, active, rows)
         toks[active, t] = code(t, active, rows)
         if mixer is not None:
-            mixer.update(active, toks[active, t])
+            mixer.update(t, active)
         if adapter is not None and adapter.due(t):
             adapter.learn(toks, lengths, t)
         inp = torch.from_numpy(toks[:, t].copy()).to(settings.device)
@@ -237,7 +237,8 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
         return verify(head, payload)
     assert model is not None, "a coded file needs its model"
     adapt = AdaptConfig(head.adapt_lr, head.adapt_block, head.adapt_optimizer) if head.adapt else None
-    settings = Settings(device=head.device, threads=head.threads, dtype=head.dtype, mix=head.mix, adapt=adapt)
+    settings = Settings(device=head.device, threads=head.threads, dtype=head.dtype, mix=head.mix,
+                        mix_v6=head.mix and head.version < 7, adapt=adapt)
     lengths = _layout(head.n_tokens, head.segment_length)
     bounds = group_bounds(len(lengths), head.groups)
     streams = split_streams(payload, head.groups)

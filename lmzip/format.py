@@ -1,8 +1,9 @@
 """The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
 
-Layout (little-endian), format version 6. Earlier versions are read too: version 5 has no seed
-flag, version 4 no adapt flag, version 3 no mix flag, version 2 no CRLF flag either; version 1
-also has offset 10 reserved (= 0, one group).
+Layout (little-endian), format version 7. Earlier versions are read too: version 6 is the same
+layout but its mix flag names the older match model (lmzip.mix_v6, each segment's own history),
+version 5 has no seed flag, version 4 no adapt flag, version 3 no mix flag, version 2 no CRLF flag
+either; version 1 also has offset 10 reserved (= 0, one group).
 
 | offset | size | field |
 |---|---|---|
@@ -10,9 +11,9 @@ also has offset 10 reserved (= 0, one group).
 | 4 | 1 | format version (1) |
 | 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
 ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's rows were mixed with the online
-match model of lmzip.mix); bit 3 = adapt (the model learned while coding, see lmzip.adapt); bit 4 =
-seed (the model is the architecture preset named below with seeded random weights, not trained
-ones; v6+); bits 5-7 reserved, must be 0 |
+match model of lmzip.mix; versions 4-6: of lmzip.mix_v6); bit 3 = adapt (the model learned while
+coding, see lmzip.adapt); bit 4 = seed (the model is the architecture preset named below with
+seeded random weights, not trained ones; v6+); bits 5-7 reserved, must be 0 |
 | 6 | 1 | device class of the computation (0 = cpu, 1 = cuda) |
 | 7 | 1 | dtype of the computation (0 = float32; v6+: 1 = bfloat16 matrix products, fp32 elsewhere) |
 | 8 | 1 | intra-op threads of the computation |
@@ -43,8 +44,8 @@ from dataclasses import dataclass
 from .errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
-VERSION = 6
-READABLE = (1, 2, 3, 4, 5, 6)
+VERSION = 7
+READABLE = (1, 2, 3, 4, 5, 6, 7)
 FLAG_STORED = 0x01
 FLAG_CRLF = 0x02
 FLAG_MIX = 0x04
@@ -52,7 +53,8 @@ FLAG_ADAPT = 0x08
 FLAG_SEED = 0x10
 KNOWN_FLAGS = {1: FLAG_STORED, 2: FLAG_STORED, 3: FLAG_STORED | FLAG_CRLF, 4: FLAG_STORED | FLAG_CRLF | FLAG_MIX,
                5: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT,
-               6: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED}
+               6: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED,
+               7: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED}
 OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 _SEED = struct.Struct("<Q")

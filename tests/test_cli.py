@@ -98,7 +98,7 @@ def test_test_and_list(run, work):
 
 @pytest.mark.parametrize(
     "content, message",
-    [(b"", "bad magic"), (b"\x89LMZ\x07" + bytes(80), "unsupported format version 7"),
+    [(b"", "bad magic"), (b"\x89LMZ\x08" + bytes(80), "unsupported format version 8"),
      (b"plain text", "bad magic")],
 )
 def test_bad_inputs_leave_no_output(run, work, content, message):

@@ -12,6 +12,7 @@ from lmzip import codec, registry
 from lmzip import format as fmt
 from lmzip.adapt import AdaptConfig
 from lmzip.checkpoint import load_model
+from tests.make_golden import MIX_SEGMENT
 
 DATA = Path(__file__).parent / "data"
 ORIGINAL = (DATA / "golden.txt").read_bytes()
@@ -56,7 +57,7 @@ def test_encoder_reproduces_the_crlf_golden_bitstream(arch):
 @pytest.mark.parametrize("arch", ["gpt", "lstm"])
 def test_encoder_reproduces_the_mix_golden_bitstream(arch):
     model = load_model(DATA / f"golden-{arch}")
-    blob, head, _ = codec.encode(ORIGINAL * 2, model, codec.Settings(mix=True), segment=1200)
+    blob, head, _ = codec.encode(ORIGINAL * 2, model, codec.Settings(mix=True), segment=MIX_SEGMENT)
     assert head.mix and blob == (DATA / f"golden-{arch}-mix-v{fmt.VERSION}.lmz").read_bytes()
 
 
