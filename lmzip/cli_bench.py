@@ -32,10 +32,11 @@ def _csv(value: str | None) -> list[str] | None:
 @click.option("--jobs", default=1, show_default=True, help="Compressors measured at once (each on one thread).")
 @click.option("--out", type=click.Path(path_type=Path),
               help="Where to write JSON/Markdown/CSV/plots (default for the bundled suites: benchmarks/results).")
+@click.option("--update", is_flag=True, help="Replace only these compressors' rows in OUT's results; keep the rest.")
 @click.option("--no-plots", is_flag=True)
 @click.option("--list", "list_only", is_flag=True, help="List the compressor names and exit.")
 @click.option("-q", "--quiet", is_flag=True)
-def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, column, jobs, out, no_plots,
+def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, column, jobs, out, update, no_plots,
               list_only, quiet) -> None:
     """Benchmark lmzip's models against gzip, bzip2, xz, zstd, brotli and PPMd; every result verified."""
     from . import bench, report
@@ -65,6 +66,7 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         if out is None and bundled and not files and not limit:
             out = Path("benchmarks/results") / suite
         command = "lmzip bench " + " ".join(sys.argv[2:])
+        earlier = _earlier(out) if update else None
         with ui.progress_count("bench", len(names) * len(sources), not quiet) as tick:
             rows = bench.run(names, sources, jobs, lambda r: tick(f"{r['compressor']} × {r['file']}"))
     except LmzipError as e:
@@ -75,6 +77,8 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         sys.exit(130)
     doc = {"environment": bench.environment(command), "suite": suite if bundled else "custom",
            "sources": [s.__dict__ for s in sources], "rows": rows, "published": report.PUBLISHED}
+    if earlier is not None:
+        doc = report.merge(earlier, doc)
     for t in report.rich_tables(doc):
         ui.out.print(t)
     if out is not None:
@@ -88,6 +92,15 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         ui.error(f"{len(bad)} result(s) failed verification: " + "; ".join(
             f"{r['compressor']} × {r['file']}: {r['error']}" for r in bad[:3]))
         sys.exit(ui.ERROR)
+
+
+def _earlier(out: Path | None) -> dict:
+    """The results --update rewrites (checked before anything is measured)."""
+    from . import report
+
+    if out is None or not (out / "results.json").is_file():
+        raise LmzipError(f"--update needs earlier results: no {out or '--out DIR'}/results.json")
+    return report.load(out / "results.json")
 
 
 def _default_corpus() -> Path:

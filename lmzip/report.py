@@ -78,6 +78,17 @@ def load(path: Path) -> dict[str, Any]:
     return json.loads(Path(path).read_text())
 
 
+def merge(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``old`` with the rows of ``new``'s compressors replaced in place by ``new``'s (re-measuring some
+    compressors after a change keeps the others), and the re-measurement recorded in its environment."""
+    fresh = {(r["compressor"], r["file"]): r for r in new["rows"]}
+    names = list(dict.fromkeys(r["compressor"] for r in new["rows"]))
+    rows = [fresh.pop((r["compressor"], r["file"]), None) if r["compressor"] in names else r for r in old["rows"]]
+    env, update = dict(old["environment"]), {k: new["environment"][k] for k in ("git_commit", "date", "command")}
+    env["updates"] = [*env.get("updates", []), {"compressors": names, **update}]
+    return {**old, "rows": [r for r in rows if r is not None] + list(fresh.values()), "environment": env}
+
+
 def _matrix(doc: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], dict[str, Any]]]:
     rows = [derive(r) for r in doc["rows"]]
     comps = list(dict.fromkeys(r["compressor"] for r in rows))
@@ -151,6 +162,8 @@ def markdown(doc: dict[str, Any]) -> str:
     lines += ["", f"Measured with lmzip {env['lmzip']} (git {env['git_commit']}), torch {env['torch']}, "
               f"constriction {env['constriction']}, on {env['cpu']} ({env['cores']} cores, one thread per "
               f"compressor), {env['date']}: `{env['command']}`."]
+    lines += [f"Re-measured: {', '.join(u['compressors'])} (git {u['git_commit']}, {u['date']}): `{u['command']}`."
+              for u in env.get("updates", [])]
     return "\n".join(lines) + "\n"
 
 

@@ -95,6 +95,28 @@ def test_cli_runs_a_small_bench(tmp_path, monkeypatch):
     assert [x["original_bytes"] for x in doc["rows"]] == [500, 500] and all(x["verified"] for x in doc["rows"])
 
 
+def test_update_replaces_only_the_named_compressors_rows(tmp_path, monkeypatch):
+    monkeypatch.setenv("LMZIP_MODELS", str(tmp_path / "none"))
+    (tmp_path / "a.txt").write_bytes(b"abcabcabc" * 100)
+    res = tmp_path / "res"
+    base = ["bench", str(tmp_path / "a.txt"), "--out", str(res), "--no-plots"]
+    assert CliRunner().invoke(main, [*base, "--compressors", "gzip,bzip2"]).exit_code == 0
+    first = json.loads((res / "results.json").read_text())
+    r = CliRunner().invoke(main, [*base, "--compressors", "gzip", "--limit", "300", "--update"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((res / "results.json").read_text())
+    assert [(x["compressor"], x["original_bytes"]) for x in doc["rows"]] == [("gzip", 300), ("bzip2", 900)]
+    assert doc["rows"][1] == first["rows"][1] and doc["environment"]["updates"][0]["compressors"] == ["gzip"]
+    assert "Re-measured: gzip" in (res / "results.md").read_text()
+
+
+def test_update_needs_earlier_results(tmp_path):
+    (tmp_path / "a.txt").write_bytes(b"abc")
+    r = CliRunner().invoke(main, ["bench", str(tmp_path / "a.txt"), "--compressors", "gzip", "--update",
+                                  "--out", str(tmp_path / "res")])
+    assert r.exit_code == 1 and "--update needs earlier results" in r.stderr and not (tmp_path / "res").exists()
+
+
 @pytest.mark.parametrize(
     "args, message",
     [(["--compressors", "nope"], "unknown compressor 'nope'"),
