@@ -2,7 +2,7 @@
 adaptive and adaptive+mixed coding, Transformer and LSTM, and a byte preset learning from seeded
 random weights (the costs the coder really pays, per token).
 
-    .venv/bin/python benchmarks/learning_curve.py [FILE] [--models gpt-small,lstm-small] [--scratch lstm-nano]
+    .venv/bin/python benchmarks/learning_curve.py [FILE] [--models gpt-wide,lstm-wide] [--scratch lstm-nano]
 Writes benchmarks/results/learning_curve.{png,json}.
 """
 
@@ -32,7 +32,7 @@ def curve(ex, bins: int) -> tuple[list[float], list[float]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("file", nargs="?", default=str(ROOT / "corpora" / "canterbury" / "alice29.txt"))
-    ap.add_argument("--models", default="gpt-small,lstm-small")
+    ap.add_argument("--models", default="gpt-wide,lstm-wide")
     ap.add_argument("--scratch", default="lstm-nano", help="byte presets learning from scratch ('' for none)")
     ap.add_argument("--bins", type=int, default=30)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
@@ -65,7 +65,7 @@ def main() -> None:
         x, y = curve(ex, args.bins)
         results[f"{name} {mode}"] = {"bpb": ex.bits_per_byte, "x": x, "y": y}
         print(f"{name:12s} {mode:9s} {ex.bits_per_byte:.4f} bits per byte", flush=True)
-        ax.plot(np.array(x) / 1000, y, ("-" if "gpt" in name else "--" if "small" in name else ":"),
+        ax.plot(np.array(x) / 1000, y, ("-" if name.startswith("gpt") else ":" if "nano" in name else "--"),
                 label=f"{name} {mode} ({ex.bits_per_byte:.3f})")
     ax.set_xlabel(f"position in {Path(args.file).name} (KB)")
     ax.set_ylabel("bits per byte in that slice")
