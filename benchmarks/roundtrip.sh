@@ -51,5 +51,5 @@ fails=0
   done
 } > "$tsv"
 echo "$mode ($model, $limit): $(($(wc -l < "$tsv") - 1)) files, $fails different; compress $((mid - start)) s," \
-     "decompress $((end - mid)) s" | tee -a "$tsv.log"
+     "decompress $((end - mid)) s; git $(git rev-parse --short HEAD), $(date -u +%F)" | tee -a "$tsv.log"
 [ "$fails" -eq 0 ]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -41,8 +42,6 @@ def frontier_section() -> str:
 
 def learning_section() -> str:
     """Bits per byte of every compressor in benchmarks/results/learning/*/results.json, one row each."""
-    import json
-
     rows: dict[str, dict[str, float]] = {}
     for f in sorted(LEARNING.glob("*/results.json")):
         for r in json.loads(f.read_text())["rows"]:
@@ -61,16 +60,18 @@ def _tsv(path: Path) -> list[dict[str, str]]:
     return [dict(zip(head, r, strict=True)) for r in rows]
 
 
-def _times(path: Path) -> tuple[str, str]:
-    """Compress and decompress wall seconds from the last line of a roundtrip.sh log."""
-    m = re.search(r"compress (\d+) s, decompress (\d+) s", path.read_text().splitlines()[-1])
-    return (m.group(1), m.group(2)) if m else ("–", "–")
+def _times(path: Path) -> tuple[str, str, str]:
+    """Compress and decompress wall seconds and the git commit from the last line of a roundtrip.sh log."""
+    last = path.read_text().splitlines()[-1]
+    m = re.search(r"compress (\d+) s, decompress (\d+) s", last)
+    commit = re.search(r"; git (\w+)", last)
+    return (m.group(1) if m else "–", m.group(2) if m else "–", commit.group(1) if commit else "–")
 
 
 def roundtrip_section() -> str:
     """One row per benchmarks/roundtrip.sh run, then the whole-file learning run against xz and static."""
-    lines = ["| compressor | bytes per file | files exact | input bytes | bits per byte | compress s | decompress s |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| compressor | bytes per file | files exact | input bytes | bits per byte | compress s | decompress s "
+             "| git |", "|---|---|---:|---:|---:|---:|---:|---|"]
     modes = ["static", "mix", "adapt", "adapt+mix", "scratch"]
     for f in sorted(ROUNDTRIP.glob("*.tsv"), key=lambda p: (p.stem.split("_")[2] != "full", p.stem.split("_")[0],
                                                            modes.index(p.stem.split("_")[1]))):
@@ -87,24 +88,24 @@ def roundtrip_section() -> str:
 
 
 def _versus_xz() -> str:
-    """Text files (not stored by the static model, not the artificial ones) where learning passes xz."""
-    import json
-
-    learned = ROUNDTRIP / "gpt-wide_adapt+mix_full.tsv"
-    if not learned.exists():
-        return "(no whole-file run of gpt-wide+adapt+mix yet)"
+    """On the text files (not the artificial ones, not stored by the static model): where each
+    whole-file run of gpt-wide stands against xz -9e."""
     full: dict[str, dict[str, int]] = {}
     for r in json.loads(FULL.read_text())["rows"]:
-        full.setdefault(r["compressor"], {})[r["file"].replace("/", "_")] = r["compressed_bytes"]
-    size = {r["file"]: int(r["bytes"]) for r in _tsv(learned)}
-    text = [f for f in size if not f.startswith("canterbury_artificial") and full["gpt-wide"][f] < size[f]]
-    adapt = {r["file"]: int(r["compressed"]) for r in _tsv(learned)}
-    codes = {"static": full["gpt-wide"], "adapt": adapt}
-    wins = {k: sorted(f for f in text if c[f] < full["xz"][f]) for k, c in codes.items()}
-    lost = sorted(set(text) - set(wins["adapt"]))
-    return (f"On the {len(text)} text files, at full length, gpt-wide beats xz -9e on {len(wins['static'])} "
-            f"coding statically and on {len(wins['adapt'])} with `--adapt --mix`"
-            + (f"; xz still wins on {', '.join(lost)}." if lost else "."))
+        name = r["file"].replace("/", "_")
+        full.setdefault(r["compressor"], {})[name] = r["compressed_bytes"]
+        full.setdefault("original", {})[name] = r["original_bytes"]
+    static, xz = full["gpt-wide"], full["xz"]
+    text = sorted(f for f in static if not f.startswith("canterbury_artificial") and static[f] < full["original"][f])
+    lines = [f"Whole files against xz -9e, on the {len(text)} text files: gpt-wide static beats it on "
+             f"{sum(static[f] < xz[f] for f in text)} (`benchmarks/results/shared-full-wide/`)"]
+    for f in sorted(ROUNDTRIP.glob("gpt-wide_*_full.tsv")):
+        coded = {r["file"]: int(r["compressed"]) for r in _tsv(f)}
+        if set(text) <= set(coded):
+            lost = [t for t in text if coded[t] >= xz[t]]
+            lines.append(f"gpt-wide+{f.stem.split('_')[1]} on {len(text) - len(lost)}"
+                         + (f" (xz still wins on {', '.join(lost)})" if lost else ""))
+    return "; ".join(lines) + "."
 
 
 def updated(readme: str) -> str:
