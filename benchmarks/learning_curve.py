@@ -55,7 +55,7 @@ def main() -> None:
     runs = [(registry.load(n), mode, st, None) for n in args.models.split(",") for mode, st in modes.items()]
     for n in filter(None, args.scratch.split(",")):  # the +scratch benchmark rows' settings
         lm = registry.scratch(n, 0)
-        seg = -(-len(lm.tokenizer.encode(data)) // SCRATCH_ROWS)
+        seg = codec.segment_length(len(lm.tokenizer.encode(data)), 1, SCRATCH_ROWS)  # as lmzip compress --seed
         runs.append((lm, "scratch", codec.Settings(adapt=FROM_SCRATCH), seg))
     results = {}
     fig, ax = plt.subplots(figsize=(8, 4.8))

@@ -14,24 +14,25 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from lmzip import codec, mix, mix_v6, registry, transform
 
 
 def model_rows(model, data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The file's segments, their lengths and every step's rows, as `lmzip compress` computes them."""
+    """The file's segments, their lengths and every step's rows, computed by the codec's own step loop."""
     tokens = np.array(model.tokenizer.encode(transform.prepare(data)[0]))
     lengths = codec._layout(len(tokens), codec.segment_length(len(tokens)))
     segs = codec._segments(tokens, lengths)
-    pred = model.predictor_for(codec.default_dtype("cpu", False))
     rows = []
-    with codec.computation(codec.Settings()):
-        state, inp = pred.start(len(lengths)), torch.full((len(lengths),), pred.bos, dtype=torch.long)
-        for t in range(segs.shape[1]):
-            logits, state = pred.step(inp, state)
-            rows.append(codec.quantize(logits))
-            inp = torch.from_numpy(segs[:, t].copy())
+
+    def keep(t: int, active: np.ndarray, probs: np.ndarray) -> np.ndarray:
+        rows.append(np.zeros((len(lengths), probs.shape[1]), dtype=np.float32))
+        rows[-1][active] = probs
+        return segs[active, t]
+
+    settings = codec.Settings(dtype=codec.default_dtype("cpu", False))  # as `lmzip compress` codes statically
+    with codec.computation(settings):
+        codec._lockstep(model, lengths, settings, keep, None)
     return segs, lengths, np.stack(rows)
 
 

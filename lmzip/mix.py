@@ -83,9 +83,10 @@ class MatchMixer:
         self.mixer = Mixer(MAX_LENGTH + 1, START)
         self.pending: dict[int, tuple[int, int, tuple[int, int, int], int]] = {}
 
-    def _known(self, g: int, t: int) -> bool:
+    def _token_at(self, g: int, t: int) -> int:
+        """The token at global position g, or -1 if it is not coded by step t (it lies at t or later)."""
         r, s = divmod(g, self.seg)
-        return r < len(self.lengths) and s < t and s < self.lengths[r]
+        return int(self.toks[r, s]) if r < len(self.lengths) and s < t and s < self.lengths[r] else -1
 
     def mix(self, t: int, rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
         """Set each matched row's predicted token to the mixer's probability; the rest keep their shares."""
@@ -94,10 +95,10 @@ class MatchMixer:
             g = self.ptr[r]
             if g < 0:
                 continue
-            if not self._known(g, t):  # the earlier text is not coded yet (it lies at this step or later)
+            sym = self._token_at(g, t)
+            if sym < 0:
                 self.ptr[r], self.length[r] = -1, 0
                 continue
-            sym = int(self.toks[g // self.seg, g % self.seg])
             b = min(self.length[r], MAX_LENGTH)
             q = out[k, sym]
             conf = ((self.hits[b] + 1) << 12) // (self.tries[b] + 2)
