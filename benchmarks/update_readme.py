@@ -18,6 +18,7 @@ LSTART, LEND = "<!-- learning:start -->", "<!-- learning:end -->"
 LEARNING = ROOT / "benchmarks" / "results" / "learning"
 RSTART, REND = "<!-- roundtrips:start -->", "<!-- roundtrips:end -->"
 ROUNDTRIP = ROOT / "benchmarks" / "results" / "roundtrip"
+LEARN_FILES = ("alice29.txt", "book1", "tinyshakespeare.txt", "enwik6")  # issue 5: against PPMd order 8
 FULL = ROOT / "benchmarks" / "results" / "shared-full-wide" / "results.json"  # xz and gpt-wide, whole files
 
 
@@ -41,17 +42,37 @@ def frontier_section() -> str:
 
 
 def learning_section() -> str:
-    """Bits per byte of every compressor in benchmarks/results/learning/*/results.json, one row each."""
+    """Bits per byte on the issue's four files: PPMd order 8, the legacy pair's learning rows
+    (benchmarks/learning.sh) and the whole-file runs (static in-process, the rest round trips)."""
     rows: dict[str, dict[str, float]] = {}
+    where: dict[str, str] = {}
+
+    def add(name: str, source: str, file: str, original: int, compressed: int) -> None:
+        if Path(file).name in LEARN_FILES:
+            rows.setdefault(name, {})[Path(file).name] = 8 * compressed / original
+            where[name] = source
+
     for f in sorted(LEARNING.glob("*/results.json")):
         for r in json.loads(f.read_text())["rows"]:
             if r["verified"]:
-                rows.setdefault(r["compressor"], {})[r["file"]] = 8 * r["compressed_bytes"] / r["original_bytes"]
-    files = sorted({f for v in rows.values() for f in v})
-    lines = ["| compressor | " + " | ".join(Path(f).name for f in files) + " |", "|---|" + "---:|" * len(files)]
+                add(r["compressor"], "`learning.sh`", r["file"], r["original_bytes"], r["compressed_bytes"])
+    for r in json.loads((RESULTS / "results.json").read_text())["rows"]:
+        if r["compressor"] == "ppmd-o8" and r["verified"]:
+            add("ppmd-o8", "`learning.sh`, `make bench`", r["file"], r["original_bytes"], r["compressed_bytes"])
+    for r in json.loads(FULL.read_text())["rows"]:
+        if r["compressor"] != "xz" and r["verified"]:
+            add(r["compressor"], "whole file, in-process", r["file"], r["original_bytes"], r["compressed_bytes"])
+    for f in sorted(ROUNDTRIP.glob("*_full.tsv")):
+        model, mode, _ = f.stem.split("_")
+        for r in _tsv(f):
+            if r["result"] == "exact":
+                name = r["file"].split("_", 1)[1].removeprefix("large_")
+                add(f"{model}+{mode}" if mode != "static" else model, "whole file, round trip", name, int(r["bytes"]),
+                    int(r["compressed"]))
+    lines = ["| compressor | measured by | " + " | ".join(LEARN_FILES) + " |", "|---|---|" + "---:|" * len(LEARN_FILES)]
     for name in sorted(rows, key=lambda n: (n != "ppmd-o8", n.split("+")[0], n.count("+"), n)):
-        lines.append(f"| {name} | " + " | ".join(f"{rows[name][f]:.3f}" if f in rows[name] else "–"
-                                                 for f in files) + " |")
+        lines.append(f"| {name} | {where[name]} | " + " | ".join(f"{rows[name][f]:.3f}" if f in rows[name] else "–"
+                                                                  for f in LEARN_FILES) + " |")
     return f"{LSTART}\n" + "\n".join(lines) + f"\n{LEND}"
 
 
