@@ -20,6 +20,7 @@ RSTART, REND = "<!-- roundtrips:start -->", "<!-- roundtrips:end -->"
 ROUNDTRIP = ROOT / "benchmarks" / "results" / "roundtrip"
 LEARN_FILES = ("alice29.txt", "book1", "tinyshakespeare.txt", "enwik6")  # issue 5: against PPMd order 8
 FULL = ROOT / "benchmarks" / "results" / "shared-full-wide" / "results.json"  # xz and gpt-wide, whole files
+FULL_LSTM = FULL.parent.parent / "shared-full-lstm" / "results.json"  # ppmd-o8 among them
 
 
 def section() -> str:
@@ -105,27 +106,30 @@ def roundtrip_section() -> str:
         length = "whole file" if limit == "full" else f"first {int(limit) // 1024} KB"
         lines.append(f"| {name} | {length} | {exact}/{len(rows)} | {size:,} | {bpb:.3f} | "
                      + " | ".join(_times(f.with_suffix(".tsv.log"))) + " |")
-    return f"{RSTART}\n" + "\n".join(lines) + "\n\n" + _versus_xz() + f"\n{REND}"
+    return f"{RSTART}\n" + "\n".join(lines) + "\n\n" + _versus_classic() + f"\n{REND}"
 
 
-def _versus_xz() -> str:
+def _versus_classic() -> str:
     """On the text files (not the artificial ones, not stored by the static model): where each
-    whole-file run of gpt-wide stands against xz -9e."""
+    whole-file run of gpt-wide stands against xz -9e and PPMd order 8."""
     full: dict[str, dict[str, int]] = {}
-    for r in json.loads(FULL.read_text())["rows"]:
-        name = r["file"].replace("/", "_")
-        full.setdefault(r["compressor"], {})[name] = r["compressed_bytes"]
-        full.setdefault("original", {})[name] = r["original_bytes"]
-    static, xz = full["gpt-wide"], full["xz"]
+    for path in (FULL, FULL_LSTM):
+        for r in json.loads(path.read_text())["rows"]:
+            name = r["file"].replace("/", "_")
+            full.setdefault(r["compressor"], {})[name] = r["compressed_bytes"]
+            full.setdefault("original", {})[name] = r["original_bytes"]
+    static, xz, ppmd = full["gpt-wide"], full["xz"], full["ppmd-o8"]
     text = sorted(f for f in static if not f.startswith("canterbury_artificial") and static[f] < full["original"][f])
-    lines = [f"Whole files against xz -9e, on the {len(text)} text files: gpt-wide static beats it on "
-             f"{sum(static[f] < xz[f] for f in text)} (`benchmarks/results/shared-full-wide/`)"]
+    lines = [f"Whole files against xz -9e and PPMd order 8 (`benchmarks/results/shared-full-lstm/`), on the "
+             f"{len(text)} text files: gpt-wide static beats xz on {sum(static[f] < xz[f] for f in text)} and "
+             f"PPMd on {sum(static[f] < ppmd[f] for f in text)} (`benchmarks/results/shared-full-wide/`)"]
     for f in sorted(ROUNDTRIP.glob("gpt-wide_*_full.tsv")):
         coded = {r["file"]: int(r["compressed"]) for r in _tsv(f)}
         if set(text) <= set(coded):
             lost = [t for t in text if coded[t] >= xz[t]]
-            lines.append(f"gpt-wide+{f.stem.split('_')[1]} on {len(text) - len(lost)}"
-                         + (f" (xz still wins on {', '.join(lost)})" if lost else ""))
+            lines.append(f"gpt-wide+{f.stem.split('_')[1]} beats xz on {len(text) - len(lost)}"
+                         + (f" (xz still wins on {', '.join(lost)})" if lost else "")
+                         + f" and PPMd on {sum(coded[t] < ppmd[t] for t in text)}")
     return "; ".join(lines) + "."
 
 
