@@ -67,7 +67,7 @@ def learning_section() -> str:
         model, mode, _ = f.stem.split("_")
         for r in _tsv(f):
             if r["result"] == "exact":
-                name = r["file"].split("_", 1)[1].removeprefix("large_")
+                name = r["file"].split("_", 1)[1]  # "calgary_book1" -> "book1"
                 add(f"{model}+{mode}" if mode != "static" else model, "whole file, round trip", name, int(r["bytes"]),
                     int(r["compressed"]))
     lines = ["| compressor | measured by | " + " | ".join(LEARN_FILES) + " |", "|---|---|" + "---:|" * len(LEARN_FILES)]
