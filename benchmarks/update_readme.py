@@ -42,6 +42,17 @@ def frontier_section() -> str:
             f"{FEND}")
 
 
+def _verified(path: Path) -> list[dict]:
+    """The rows of a `lmzip bench` results.json that were decompressed and compared."""
+    return [r for r in json.loads(path.read_text())["rows"] if r["verified"]]
+
+
+def _run(path: Path) -> tuple[str, str, str]:
+    """Compressor name, mode and limit of a roundtrip.sh result named MODEL_MODE_LIMIT.tsv."""
+    model, mode, limit = path.stem.split("_")
+    return (model if mode == "static" else f"{model}+{mode}"), mode, limit
+
+
 def learning_section() -> str:
     """Bits per byte on the issue's four files: PPMd order 8, the legacy pair's learning rows
     (benchmarks/learning.sh) and the whole-file runs (static in-process, the rest round trips)."""
@@ -54,21 +65,18 @@ def learning_section() -> str:
             where[name] = source
 
     for f in sorted(LEARNING.glob("*/results.json")):
-        for r in json.loads(f.read_text())["rows"]:
-            if r["verified"]:
-                add(r["compressor"], "`learning.sh`", r["file"], r["original_bytes"], r["compressed_bytes"])
-    for r in json.loads((RESULTS / "results.json").read_text())["rows"]:
-        if r["compressor"] == "ppmd-o8" and r["verified"]:
+        for r in _verified(f):
+            add(r["compressor"], "`learning.sh`", r["file"], r["original_bytes"], r["compressed_bytes"])
+    for r in _verified(RESULTS / "results.json"):
+        if r["compressor"] == "ppmd-o8":
             add("ppmd-o8", "`learning.sh`, `make bench`", r["file"], r["original_bytes"], r["compressed_bytes"])
-    for r in json.loads(FULL.read_text())["rows"]:
-        if r["compressor"] != "xz" and r["verified"]:
+    for r in _verified(FULL):
+        if r["compressor"] != "xz":
             add(r["compressor"], "whole file, in-process", r["file"], r["original_bytes"], r["compressed_bytes"])
     for f in sorted(ROUNDTRIP.glob("*_full.tsv")):
-        model, mode, _ = f.stem.split("_")
         for r in _tsv(f):
-            if r["result"] == "exact":
-                name = r["file"].split("_", 1)[1]  # "calgary_book1" -> "book1"
-                add(f"{model}+{mode}" if mode != "static" else model, "whole file, round trip", name, int(r["bytes"]),
+            if r["result"] == "exact":  # "calgary_book1" -> "book1"
+                add(_run(f)[0], "whole file, round trip", r["file"].split("_", 1)[1], int(r["bytes"]),
                     int(r["compressed"]))
     lines = ["| compressor | measured by | " + " | ".join(LEARN_FILES) + " |", "|---|---|" + "---:|" * len(LEARN_FILES)]
     for name in sorted(rows, key=lambda n: (n != "ppmd-o8", n.split("+")[0], n.count("+"), n)):
@@ -95,14 +103,13 @@ def roundtrip_section() -> str:
     lines = ["| compressor | bytes per file | files exact | input bytes | bits per byte | compress s | decompress s "
              "| git |", "|---|---|---:|---:|---:|---:|---:|---|"]
     modes = ["static", "mix", "adapt", "adapt+mix", "scratch"]
-    for f in sorted(ROUNDTRIP.glob("*.tsv"), key=lambda p: (p.stem.split("_")[2] != "full", p.stem.split("_")[0],
-                                                           modes.index(p.stem.split("_")[1]))):
-        model, mode, limit = f.stem.split("_")
+    for f in sorted(ROUNDTRIP.glob("*.tsv"), key=lambda p: (_run(p)[2] != "full", p.stem.split("_")[0],
+                                                           modes.index(_run(p)[1]))):
+        name, _, limit = _run(f)
         rows = _tsv(f)
         size = sum(int(r["bytes"]) for r in rows)
         bpb = 8 * sum(int(r["compressed"]) for r in rows) / size
         exact = sum(r["result"] == "exact" for r in rows)
-        name = f"{model}+{mode}" if mode != "static" else model
         length = "whole file" if limit == "full" else f"first {int(limit) // 1024} KB"
         lines.append(f"| {name} | {length} | {exact}/{len(rows)} | {size:,} | {bpb:.3f} | "
                      + " | ".join(_times(f.with_suffix(".tsv.log"))) + " |")
@@ -114,7 +121,7 @@ def _versus_classic() -> str:
     whole-file run of gpt-wide stands against xz -9e and PPMd order 8."""
     full: dict[str, dict[str, int]] = {}
     for path in (FULL, FULL_LSTM):
-        for r in json.loads(path.read_text())["rows"]:
+        for r in _verified(path):
             name = r["file"].replace("/", "_")
             full.setdefault(r["compressor"], {})[name] = r["compressed_bytes"]
             full.setdefault("original", {})[name] = r["original_bytes"]
@@ -127,7 +134,7 @@ def _versus_classic() -> str:
         coded = {r["file"]: int(r["compressed"]) for r in _tsv(f)}
         if set(text) <= set(coded):
             lost = [t for t in text if coded[t] >= xz[t]]
-            lines.append(f"gpt-wide+{f.stem.split('_')[1]} beats xz on {len(text) - len(lost)}"
+            lines.append(f"{_run(f)[0]} beats xz on {len(text) - len(lost)}"
                          + (f" (xz still wins on {', '.join(lost)})" if lost else "")
                          + f" and PPMd on {sum(coded[t] < ppmd[t] for t in text)}")
     return "; ".join(lines) + "."
