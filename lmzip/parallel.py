@@ -15,12 +15,18 @@ from typing import Any
 _MODEL = None
 
 
-def _init(path: str, name: str) -> None:
+def _init(path: str | None, name: str, seed: int | None, model_id: bytes) -> None:
+    """Load the parent's model in this worker: from its folder, or rebuilt from preset and seed."""
     global _MODEL
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from .checkpoint import load_model
+    if seed is not None:  # seeded random weights: rebuilt here and checked against the parent's id
+        from .registry import find_by_id
 
-    _MODEL = load_model(path, name)
+        _MODEL = find_by_id(model_id, name, seed=seed)
+    else:
+        from .checkpoint import load_model
+
+        _MODEL = load_model(path, name)
 
 
 def _call(fn: Callable, args: tuple) -> Any:
@@ -33,7 +39,7 @@ def map_groups(fn: Callable, model, tasks: list[tuple], workers: int,
 
     This process codes the first group itself while the workers start (a worker needs ~1.3 s to
     import torch and load the model), so two groups on two cores cost one worker, not two."""
-    if workers <= 1 or len(tasks) <= 1 or model.path is None:
+    if workers <= 1 or len(tasks) <= 1 or (model.path is None and model.seed is None):  # in memory only
         out = []
         for i, t in enumerate(tasks):
             out.append(fn(model, *t))
@@ -42,7 +48,7 @@ def map_groups(fn: Callable, model, tasks: list[tuple], workers: int,
         return out
     ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(min(workers - 1, len(tasks) - 1), mp_context=ctx, initializer=_init,
-                             initargs=(str(model.path), model.name)) as pool:
+                             initargs=(model.path and str(model.path), model.name, model.seed, model.model_id)) as pool:
         futures = [pool.submit(_call, fn, t) for t in tasks[1:]]
         out = [fn(model, *tasks[0])]
         if done:

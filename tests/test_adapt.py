@@ -71,3 +71,21 @@ def test_a_file_whose_random_weights_differ_here_is_refused():
     head.model_id = bytes(16)
     with pytest.raises(ModelNotFound, match="random weights of preset 'gpt-nano' with seed 1 differ"):
         registry.find_by_id(head.model_id, head.model_name, seed=head.seed)
+
+
+def _pid(model) -> tuple[int, bytes]:
+    import os
+
+    return os.getpid(), model.model_id
+
+
+def test_random_weights_code_their_groups_in_worker_processes():
+    from lmzip import parallel, registry
+
+    model = registry.scratch("lstm-nano", 5)  # no folder: the worker rebuilds it from preset and seed
+    (here, _), (there, rebuilt) = parallel.map_groups(_pid, model, [(), ()], 2)
+    assert here != there and rebuilt == model.model_id
+    blob, head, _ = codec.encode(TEXT * 2, model, ADAPT, segment=100, groups=2)
+    assert head.groups == 2 and head.seed == 5
+    assert codec.decode(*fmt.unpack(blob), model, workers=1) == TEXT * 2  # a worker's group decodes here
+    assert codec.decode(*fmt.unpack(blob), model, workers=2) == TEXT * 2
