@@ -127,17 +127,18 @@ def _versus_classic() -> str:
             full.setdefault("original", {})[name] = r["original_bytes"]
     static, xz, ppmd = full["gpt-wide"], full["xz"], full["ppmd-o8"]
     text = sorted(f for f in static if not f.startswith("canterbury_artificial") and static[f] < full["original"][f])
-    lines = [f"Whole files against xz -9e and PPMd order 8 (`benchmarks/results/shared-full-lstm/`), on the "
-             f"{len(text)} text files: gpt-wide static beats xz on {sum(static[f] < xz[f] for f in text)} and "
-             f"PPMd on {sum(static[f] < ppmd[f] for f in text)} (`benchmarks/results/shared-full-wide/`)"]
-    for f in sorted(ROUNDTRIP.glob("gpt-wide_*_full.tsv")):
+    head = (f"Whole files against xz -9e and PPMd order 8 (`benchmarks/results/shared-full-lstm/`), on the "
+            f"{len(text)} text files: ")
+    lines = []
+    order = ("static", "mix", "adapt", "adapt+mix")
+    for f in sorted(ROUNDTRIP.glob("gpt-wide_*_full.tsv"), key=lambda f: order.index(f.name.split("_")[1])):
         coded = {r["file"]: int(r["compressed"]) for r in _tsv(f)}
         if set(text) <= set(coded):
             lost = [t for t in text if coded[t] >= xz[t]]
             lines.append(f"{_run(f)[0]} beats xz on {len(text) - len(lost)}"
                          + (f" (xz still wins on {', '.join(lost)})" if lost else "")
                          + f" and PPMd on {sum(coded[t] < ppmd[t] for t in text)}")
-    return "; ".join(lines) + "."
+    return head + "; ".join(lines) + "."
 
 
 def updated(readme: str) -> str:
