@@ -177,7 +177,11 @@ def test_seed_needs_adapt_and_a_known_preset(tmp_path):
     assert not (tmp_path / "a.txt.lmz").exists()
 
 
-def test_learn_from_scratch_round_trips_through_the_cli(tmp_path):
+def test_learn_from_scratch_round_trips_through_the_cli(tmp_path, monkeypatch):
+    from lmzip import codec, parallel
+
+    monkeypatch.setattr(codec, "PARALLEL_FROM", 1)  # an input this size would be split over the cores...
+    monkeypatch.setattr(parallel, "default_workers", lambda: 4)
     src = tmp_path / "a.txt"
     src.write_bytes(TEXT)
     r = CliRunner().invoke(main, ["compress", "-v", "-m", "lstm-nano", "--adapt", "--seed", "5", str(src)])
@@ -187,6 +191,7 @@ def test_learn_from_scratch_round_trips_through_the_cli(tmp_path):
     # from scratch it defaults to the benchmark's +scratch settings: few long segments, larger steps
     assert (head.adapt_lr, head.adapt_block) == (pytest.approx(3e-3), 8)
     assert head.segment_length == -(-head.n_tokens // 16)
+    assert head.groups == 1  # ...but from scratch one model learns from every segment
     src.unlink()
     r = CliRunner().invoke(main, ["decompress", str(tmp_path / "a.txt.lmz")])
     assert r.exit_code == 0, r.output
