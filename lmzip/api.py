@@ -34,6 +34,11 @@ class LMCompressor:
         self.model = registry.load(model) if seed is None else registry.scratch(model or registry.DEFAULT_MODEL, seed)
         dtype = dtype or codec.default_dtype(device, adapt is not None)
         self.settings = codec.Settings(device=device, threads=threads, dtype=dtype, mix=mix, adapt=adapt)
+        if seed is not None:  # learning from scratch: unless told otherwise, few long segments in one group
+            from .adapt import SCRATCH_GROUPS, SCRATCH_ROWS
+
+            rows = SCRATCH_ROWS if rows is None and segment is None else rows
+            jobs = SCRATCH_GROUPS if jobs is None else jobs
         self.segment, self.jobs, self.rows = segment, jobs, rows
         if device != "cpu":
             self.model.predictor.to(device)

@@ -75,10 +75,8 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
 
             base = learn.defaults(scratch=seed is not None)
             cfg = learn.AdaptConfig(adapt_lr or base.lr, adapt_block or base.block) if adapt else None
-            rows = learn.SCRATCH_ROWS if seed is not None and segment is None else None
-            groups = learn.SCRATCH_GROUPS if seed is not None and jobs is None else jobs
-            state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment, jobs=groups, mix=mix,
-                                      adapt=cfg, seed=seed, dtype=dtype, rows=rows)
+            state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment, jobs=jobs, mix=mix,
+                                      adapt=cfg, seed=seed, dtype=dtype)
         with ui.progress("compress", not quiet) as bar:
             res = state["c"].compress_ex(data, bar)
         if remove and state["c"].decompress(res.blob) != data:

@@ -164,14 +164,14 @@ class Scratch(LMZip):
 
     def __init__(self, preset: str, seed: int = 0):
         from . import registry
-        from .adapt import FROM_SCRATCH, SCRATCH_GROUPS, SCRATCH_ROWS
+        from .adapt import FROM_SCRATCH
         from .api import LMCompressor
 
         m = registry.PRESETS[preset].model
         self.name, self.model_bytes = f"{preset}+scratch", 0
         self.settings = (f"{m['arch']} {m['n_layer']}x{m['n_embd']}, random weights (seed {seed}), "
                          f"learns from scratch (lr {FROM_SCRATCH.lr:g}, block {FROM_SCRATCH.block})")
-        self._c = LMCompressor(preset, adapt=FROM_SCRATCH, seed=seed, rows=SCRATCH_ROWS, jobs=SCRATCH_GROUPS)
+        self._c = LMCompressor(preset, adapt=FROM_SCRATCH, seed=seed)  # its layout: lmzip.adapt
 
 
 @dataclass(frozen=True)
