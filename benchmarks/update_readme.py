@@ -18,6 +18,7 @@ LSTART, LEND = "<!-- learning:start -->", "<!-- learning:end -->"
 LEARNING = ROOT / "benchmarks" / "results" / "learning"
 RSTART, REND = "<!-- roundtrips:start -->", "<!-- roundtrips:end -->"
 ROUNDTRIP = ROOT / "benchmarks" / "results" / "roundtrip"
+MODES = ("static", "mix", "adapt", "adapt+mix", "scratch")  # roundtrip.sh's modes, in the tables' order
 LEARN_FILES = ("alice29.txt", "book1", "tinyshakespeare.txt", "enwik6")  # issue 5: against PPMd order 8
 FULL = ROOT / "benchmarks" / "results" / "shared-full-wide" / "results.json"  # xz and gpt-wide, whole files
 FULL_LSTM = FULL.parent.parent / "shared-full-lstm" / "results.json"  # ppmd-o8 among them
@@ -102,9 +103,8 @@ def roundtrip_section() -> str:
     """One row per benchmarks/roundtrip.sh run, then the whole-file learning run against xz and static."""
     lines = ["| compressor | bytes per file | files exact | input bytes | bits per byte | compress s | decompress s "
              "| git |", "|---|---|---:|---:|---:|---:|---:|---|"]
-    modes = ["static", "mix", "adapt", "adapt+mix", "scratch"]
     for f in sorted(ROUNDTRIP.glob("*.tsv"), key=lambda p: (_run(p)[2] != "full", p.stem.split("_")[0],
-                                                           modes.index(_run(p)[1]))):
+                                                           MODES.index(_run(p)[1]))):
         name, _, limit = _run(f)
         rows = _tsv(f)
         size = sum(int(r["bytes"]) for r in rows)
@@ -130,8 +130,7 @@ def _versus_classic() -> str:
     head = (f"Whole files against xz -9e and PPMd order 8 (`benchmarks/results/shared-full-lstm/`), on the "
             f"{len(text)} text files: ")
     lines = []
-    order = ("static", "mix", "adapt", "adapt+mix")
-    for f in sorted(ROUNDTRIP.glob("gpt-wide_*_full.tsv"), key=lambda f: order.index(f.name.split("_")[1])):
+    for f in sorted(ROUNDTRIP.glob("gpt-wide_*_full.tsv"), key=lambda f: MODES.index(_run(f)[1])):
         coded = {r["file"]: int(r["compressed"]) for r in _tsv(f)}
         if set(text) <= set(coded):
             lost = [t for t in text if coded[t] >= xz[t]]
