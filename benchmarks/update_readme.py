@@ -95,7 +95,7 @@ def _times(path: Path) -> tuple[str, str, str]:
     """Compress and decompress wall seconds and the git commit from the last line of a roundtrip.sh log."""
     last = path.read_text().splitlines()[-1]
     m = re.search(r"compress (\d+) s, decompress (\d+) s", last)
-    commit = re.search(r"; git (\w+)", last)
+    commit = re.search(r"; git ([\w+]+)", last)  # "a+b": a run resumed at another commit
     return (m.group(1) if m else "–", m.group(2) if m else "–", commit.group(1) if commit else "–")
 
 
