@@ -31,7 +31,6 @@ case $mode in
 esac
 run="${model}_${mode}_${limit}"
 work="${ROUNDTRIP_WORK:-runs/roundtrip}/$run"
-commit=$(git rev-parse --short HEAD)
 if [ ! -d "$work/orig" ]; then
   rm -rf "$work" && mkdir -p "$work/in" "$work/new"
   (cd "$corpus" && find . -type f | sort) | while read -r f; do
@@ -43,8 +42,7 @@ if [ ! -d "$work/orig" ]; then
 else
   echo "roundtrip.sh: resuming $work" >&2
 fi
-echo "$commit" >> "$work/attempts"
-grep -qx "$commit" "$work/commits" 2>/dev/null || echo "$commit" >> "$work/commits"
+git rev-parse --short HEAD >> "$work/attempts"                   # one line per attempt: the commit it ran
 find "$work/in" -name '.*.tmp' -delete                 # what a stopped lmzip was writing
 # add DIRECTION SECONDS: the seconds coding took, summed over attempts.
 add() { echo $(( $(cat "$work/$1.s") + ($2 > 0 ? $2 : 0) )) > "$work/$1.s"; }
@@ -96,7 +94,7 @@ fails=0
   done
 } > "$tsv"
 echo "$mode ($model, $limit): $(($(wc -l < "$tsv") - 1)) files, $fails different; compress $(cat "$work/compress.s") s," \
-     "decompress $(cat "$work/decompress.s") s; git $(paste -sd+ "$work/commits"), $(date -u +%F)$(
+     "decompress $(cat "$work/decompress.s") s; git $(awk '!seen[$0]++' "$work/attempts" | paste -sd+), $(date -u +%F)$(
        a=$(wc -l < "$work/attempts"); [ "$a" -eq 1 ] || echo ", $a attempts")" | tee -a "$tsv.log"
 rm -rf "$work"
 [ "$fails" -eq 0 ]

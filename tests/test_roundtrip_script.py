@@ -63,7 +63,6 @@ def test_a_stopped_run_goes_on_where_it_stopped(tmp_path, corpus):
     for d in ("compress", "decompress"):
         (work / f"{d}.s").write_text("100\n")
     (work / "compress.start").write_text(f"{int(time.time()) - 30}\n")
-    (work / "commits").write_text("0000000\n")
     (work / "attempts").write_text("0000000\n")
     r = script(tmp_path, corpus)
     # a.txt.lmz is not written again: lmzip would refuse to overwrite it and the run would fail
