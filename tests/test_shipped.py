@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lmzip import codec, format, registry
+from lmzip import adapt, codec, format, registry
 
 SHIPPED = list(registry.available())
 ALICE = (Path(__file__).parent.parent / "corpora" / "canterbury" / "alice29.txt").read_bytes()
@@ -26,3 +26,16 @@ def test_a_shipped_model_round_trips_english_at_a_trained_models_rate(name):
     assert codec.decode(*format.unpack(blob), lm, workers=1) == data
     # random weights would cost ~12 bits a token, ~3.9 bits per byte; the shipped models pay ~2
     assert not head.stored and 8 * len(blob) / len(data) < 2.6
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_shipped_model_learns_and_mixes_while_coding_and_decodes_exactly(name):
+    # every size in the mode that uses all of the codec: its default adaptation and the match model
+    lm = registry.load(name)
+    data = ALICE[30000:30600] * 2  # the repeat is what the match model and the learning should catch
+    settings = codec.Settings(mix=True, adapt=adapt.defaults(scratch=False))
+    blob, head, _ = codec.encode(data, lm, settings, groups=1)
+    assert head.adapt and head.mix
+    assert codec.decode(*format.unpack(blob), lm, workers=1) == data
+    static = codec.encode(data, lm, codec.Settings(), groups=1)[0]
+    assert len(blob) < 0.75 * len(static)
