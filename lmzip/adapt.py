@@ -1,43 +1,27 @@
 """Learning while coding: after each block of coded steps, encoder and decoder take the same
 optimizer step on the block just coded, so both rebuild exactly the same sequence of models.
 
-Bit-identical training needs the same starting weights, the same batches, the same operations in
-the same order and the same thread count (codec.py applies the recorded settings); the block
-layout below depends only on the segment lengths and the step, which both sides know."""
+This is the one mode still in float32 (arithmetic 0, machine-bound): bit-identical training needs
+the same starting weights, batches, operations, order, thread count and CPU kernels, so the header
+records the machine and such a file decodes only where those kernels run (the codec checks the
+content CRC32). The block layout depends only on the segment lengths and the step."""
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .settings import FINE_TUNE, FROM_SCRATCH, SCRATCH_GROUPS, SCRATCH_ROWS, AdaptConfig
 
-@dataclass(frozen=True)
-class AdaptConfig:
-    """What the header records about adaptation."""
-
-    lr: float = 3e-4
-    block: int = 32  # coded steps between two optimizer steps
-    optimizer: str = "adam"
-
-
-# Measured on alice29.txt (benchmarks/README.md): a trained model is fine-tuned with small steps on
-# wide batches (the defaults above); seeded random weights learn faster with larger, more frequent
-# steps over few long segments (more sequential optimizer steps: 2.86 bpb for lstm-nano).
-FROM_SCRATCH = AdaptConfig(lr=3e-3, block=8)
-SCRATCH_ROWS = 16  # segments side by side when learning from scratch
-# One group by default: one model learns from every segment. Two groups are two models, each learning
-# half the file, that take as many sequential steps as one (the rows, not the steps, are split), so on
-# two cores they are no faster (alice29.txt: 15.9 against 15.5 s) and cost 3.044 against 2.861 bpb.
-SCRATCH_GROUPS = 1
+__all__ = ["AdaptConfig", "Adapter", "FROM_SCRATCH", "FINE_TUNE", "SCRATCH_ROWS", "SCRATCH_GROUPS", "defaults"]
 
 
 def defaults(scratch: bool) -> AdaptConfig:
     """The settings --adapt uses unless told otherwise: fine-tuning a trained model, or from scratch."""
-    return FROM_SCRATCH if scratch else AdaptConfig()
+    return FROM_SCRATCH if scratch else FINE_TUNE
 
 
 class Adapter:

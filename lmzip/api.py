@@ -14,7 +14,7 @@ class Result:
 
     blob: bytes
     header: fmt.Header
-    ideal_bits: float  # Σ -log2 p over the tokens: the model's cross-entropy on this input
+    ideal_bits: float  # Σ -log2 p over the tokens under the coder's integer counts (header and flush excluded)
 
     @property
     def bits_per_byte(self) -> float:
@@ -23,32 +23,30 @@ class Result:
 
 
 class LMCompressor:
-    """A language-model compressor bound to one model (loaded once, reused for many inputs)."""
+    """A language-model compressor bound to one model (loaded once, reused for many inputs).
 
-    def __init__(self, model: str | Path | None = None, device: str = "cpu", threads: int = 1,
-                 segment: int | None = None, jobs: int | None = None, mix: bool = False, adapt=None,
-                 seed: int | None = None, dtype: str | None = None, rows: int | None = None):
-        from . import codec, registry
+    ``options`` are those of ``Settings.make`` (mix, adapt, adapt_lr, adapt_block, seed, segment,
+    rows, groups, device, threads); ``jobs`` is how many processes code groups at once."""
 
+    def __init__(self, model: str | Path | None = None, jobs: int | None = None, **options):
+        from . import registry
+        from .settings import Settings
+
+        self.settings = Settings.make(**options)
+        seed = self.settings.seed
         # seed: start from the preset ``model`` with seeded random weights instead of trained ones
         self.model = registry.load(model) if seed is None else registry.scratch(model or registry.DEFAULT_MODEL, seed)
-        dtype = dtype or codec.default_dtype(device, adapt is not None)
-        self.settings = codec.Settings(device=device, threads=threads, dtype=dtype, mix=mix, adapt=adapt)
-        if seed is not None:  # learning from scratch: unless told otherwise, few long segments in one group
-            from .adapt import SCRATCH_GROUPS, SCRATCH_ROWS
-
-            rows = SCRATCH_ROWS if rows is None and segment is None else rows
-            jobs = SCRATCH_GROUPS if jobs is None else jobs
-        self.segment, self.jobs, self.rows = segment, jobs, rows
-        if device != "cpu":
-            self.model.predictor.to(device)
+        self.jobs = jobs
+        if self.settings.device != "cpu":
+            _check_device(self.settings.device)
+            if self.settings.adapt:  # the float model learns there; exact models are built from the CPU copy
+                self.model.predictor.to(self.settings.device)
 
     def compress_ex(self, data: bytes, progress=None) -> Result:
-        """Compress and return the blob with its header and the model's ideal bits."""
+        """Compress and return the blob with its header and the bits the coder paid."""
         from . import codec
 
-        blob, head, bits = codec.encode(bytes(data), self.model, self.settings, progress, self.segment, self.jobs,
-                                        self.rows)
+        blob, head, bits = codec.encode(bytes(data), self.model, self.settings, progress, self.jobs)
         return Result(blob, head, bits)
 
     def compress(self, data: bytes, progress=None) -> bytes:
@@ -57,7 +55,7 @@ class LMCompressor:
 
     def decompress(self, blob: bytes, progress=None) -> bytes:
         """.lmz bytes -> the original bytes (this compressor's model, or the one the file names)."""
-        return decompress(blob, progress=progress, model=self.model, jobs=self.jobs)
+        return decompress(blob, progress=progress, model=self.model, jobs=self.jobs, device=self.settings.device)
 
 
 def inspect(blob: bytes) -> fmt.Header:
@@ -70,8 +68,11 @@ def compress(data: bytes, model: str | Path | None = None, **kw) -> bytes:
     return LMCompressor(model, **kw).compress(data)
 
 
-def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None) -> bytes:
-    """Decompress an .lmz blob; the model is found by the id the file records (or given)."""
+def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None, device: str = "cpu") -> bytes:
+    """Decompress an .lmz blob; the model is found by the id the file records (or given).
+
+    ``device`` runs an exact-arithmetic file's model there (any device gives the same bytes); a
+    machine-bound (--adapt) file runs where its header says."""
     head, payload = fmt.unpack(blob)
     if head.stored:
         return fmt.verify(head, payload)
@@ -82,6 +83,19 @@ def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None) 
     else:
         hint = model if isinstance(model, (str, Path)) and head.seed is None else None
         loaded = registry.find_by_id(head.model_id, head.model_name, hint, head.seed)
-    if head.device != "cpu":
-        loaded.predictor.to(head.device)
-    return codec.decode(head, payload, loaded, progress, jobs)
+    run_on = device if head.portable else head.device
+    if run_on != "cpu":
+        _check_device(run_on)
+        if not head.portable:
+            loaded.predictor.to(run_on)
+    return codec.decode(head, payload, loaded, progress, jobs, run_on)
+
+
+def _check_device(device: str) -> None:
+    """A clear error instead of torch's assertion when the device is not here."""
+    import torch
+
+    from .errors import LmzipError
+
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise LmzipError(f"this file must be decoded on {device}, which this machine lacks")

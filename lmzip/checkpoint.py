@@ -35,17 +35,19 @@ class LoadedModel:
     meta: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
     seed: int | None = None  # set for seeded random weights (registry.scratch), recorded in the header
-    _compute: dict[str, Predictor] = field(default_factory=dict, repr=False)
+    _exact: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def id_hex(self) -> str:
         return self.model_id.hex()
 
-    def predictor_for(self, dtype: str) -> Predictor:
-        """The predictor that codes in ``dtype`` (converted once, then reused)."""
-        if dtype not in self._compute:
-            self._compute[dtype] = self.predictor.for_compute(dtype)
-        return self._compute[dtype]
+    def exact_for(self, device: str = "cpu"):
+        """The predictor in exact integer arithmetic (lmzip.qmodel), built once per device."""
+        if device not in self._exact:
+            from .qmodel import exact_predictor
+
+            self._exact[device] = exact_predictor(self.predictor, device)
+        return self._exact[device]
 
 
 def _storage_dtype(name: str, t: torch.Tensor) -> torch.dtype:

@@ -32,8 +32,8 @@ def io_options(f):
         click.option("-S", "--suffix", default=files.SUFFIX, show_default=True, help="Suffix of compressed files."),
         click.option("-m", "--model", help=f"Model name or folder (compress: default {registry.DEFAULT_MODEL})."),
         click.option("--device", default="cpu", show_default=True, help="cpu or cuda."),
-        click.option("-j", "--jobs", type=int, help="Worker processes (compress: groups coded in parallel, "
-                     "recorded in the file; default: one per core for inputs over ~60 KB)."),
+        click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Worker processes coding segment groups at "
+                     "once (default: one per core; the groups themselves follow from the input size)."),
         click.option("-v", "--verbose", is_flag=True, help="More detail."),
         click.option("-q", "--quiet", is_flag=True, help="No summary lines and no progress bar."),
     ]
@@ -44,45 +44,40 @@ def io_options(f):
 
 @main.command()
 @io_options
-@click.option("--threads", default=1, show_default=True, help="Intra-op threads (recorded in the file).")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Intra-op threads (only --adapt files record them).")
 @click.option("--segment", type=int, help="Segment length in tokens (default: chosen from the input size).")
 @click.option("--mix", is_flag=True, help="Mix the model with an online match model (repeats cost less).")
-@click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block.")
+@click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block "
+              "(float32: such a file decodes only on a machine like the writer's).")
 @click.option("--adapt-lr", type=float, help="Adam learning rate for --adapt (default 3e-4; 3e-3 with --seed).")
 @click.option("--adapt-block", type=int, help="Coded steps between optimizer steps (default 32; 8 with --seed).")
-@click.option("--dtype", type=click.Choice(["float32", "bfloat16"]),
-              help="Compute dtype (recorded in the file; default: bfloat16 matrix products where the CPU has them).")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1),
               help="With --adapt: start from seeded random weights of the preset -m names (learn from scratch).")
 def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet,
-             threads, segment, mix, adapt, adapt_lr, adapt_block, dtype, seed) -> None:
+             threads, segment, mix, adapt, adapt_lr, adapt_block, seed) -> None:
     """Compress FILES (or standard input) to FILE.lmz."""
     from .api import LMCompressor
+    from .settings import Settings
 
     state: dict = {}
-    if adapt_block is not None and not 1 <= adapt_block <= 65535 or adapt_lr is not None and not adapt_lr > 0:
-        _exit_error("--adapt-block must be 1..65535 and --adapt-lr positive")
-    if (adapt_block is not None or adapt_lr is not None) and not adapt:
-        _exit_error("--adapt-lr and --adapt-block need --adapt")
-    if adapt and dtype == "bfloat16":
-        _exit_error("--adapt codes in float32 (it trains the weights it predicts with)")
-    if seed is not None and not adapt:
-        _exit_error("--seed needs --adapt (random weights that never learn predict nothing)")
+    options = dict(mix=mix, adapt=adapt, adapt_lr=adapt_lr, adapt_block=adapt_block, seed=seed, segment=segment,
+                   device=device, threads=threads)
+    try:
+        Settings.make(**options)  # bad options fail here, before any input is read
+    except ValueError as e:
+        _exit_error(str(e))
 
     def run(data: bytes):
         if "c" not in state:
-            from . import adapt as learn
-
-            base = learn.defaults(scratch=seed is not None)
-            cfg = learn.AdaptConfig(adapt_lr or base.lr, adapt_block or base.block) if adapt else None
-            state["c"] = LMCompressor(model, device=device, threads=threads, segment=segment, jobs=jobs, mix=mix,
-                                      adapt=cfg, seed=seed, dtype=dtype)
+            state["c"] = LMCompressor(model, jobs=jobs, **options)
         with ui.progress("compress", not quiet) as bar:
             res = state["c"].compress_ex(data, bar)
         if remove and state["c"].decompress(res.blob) != data:
             raise LmzipError("round-trip check failed; input kept")
-        ideal = res.ideal_bits / max(1, len(data))
-        note = f", model {res.header.model_name}, ideal {ideal:.3f} bpb" if not res.header.stored else ", stored"
+        note = f", model {res.header.model_name}" if not res.header.stored else ", stored"
+        if not res.header.portable:
+            note += ", machine-bound (--adapt)"
         return res.blob, note
 
     _each(inputs, run, "compress", to_stdout, output, force, remove, suffix, quiet, verbose)
@@ -96,7 +91,7 @@ def decompress(inputs, to_stdout, output, force, keep, remove, suffix, model, de
 
     def run(blob: bytes):
         with ui.progress("decompress", not quiet) as bar:
-            return dec(blob, model=model, progress=bar, jobs=jobs), ""
+            return dec(blob, model=model, progress=bar, jobs=jobs, device=device), ""
 
     _each(inputs, run, "decompress", to_stdout, output, force, remove, suffix, quiet, verbose)
 
@@ -165,7 +160,8 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbo
         layout = "stored" if h.stored else (f"{h.n_tokens:,} tokens in {h.n_segments} segments of {h.segment_length}"
                                              f", {h.groups} group(s), model id {h.model_id.hex()[:12]}"
                                              + (", CRLF" if h.crlf else "") + (", mix" if h.mix else "")
-                                             + (f", {h.dtype}" if h.dtype != "float32" else "")
+                                             + (", exact arithmetic" if h.portable else
+                                                f", float32 on {h.device}/{h.isa}/{h.threads} thread(s)")
                                              + (f", adapt lr {h.adapt_lr:g} block {h.adapt_block}" if h.adapt else "")
                                              + (f", random weights seed {h.seed}" if h.seed is not None else ""))
         ui.err.print(f"  {layout}; {orig / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s)", markup=False)

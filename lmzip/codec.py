@@ -1,71 +1,48 @@
-"""bytes <-> tokens <-> predictions <-> range coder <-> container.
+"""bytes <-> tokens <-> counts <-> range coder <-> container; encoder and decoder as mirror images.
 
-THE DETERMINISM RULE (everything else in lmzip relies on it, and only this module applies it):
-the decoder must compute bit-identical probabilities to the encoder, because constriction's
-quantization turns one ulp of difference into a broken stream. So the encoder never takes a
-shortcut: both sides run `_lockstep`, the same batched step-by-step path (never a full-sequence
-forward pass in place of steps), with the same batch shape (finished segments keep being fed a
-padding token), the same positions and window re-priming, the same compute dtype (float32, or
-bf16 matrix products via `Predictor.for_compute`), device class and intra-op thread count
-(recorded in the header and re-applied by the decoder), no torch.compile, and the one
-quantization function `quantize`. A different CPU family or torch build can still change the
-bits; the header records what we know and the CRC32 of the original catches the rest.
+Both sides run one loop, ``_lockstep``: every segment of a group steps together, each step's
+predictor gives integer counts for the next token of every segment, the match model may reshape
+them, and the coder codes (or decodes) one token per row. Where the counts come from is the
+file's arithmetic (lmzip.settings):
+  - exact (1): the model in lmzip.exact's integer arithmetic (lmzip.qmodel). The exactness rule is
+    written down once, in lmzip.exact; under it the counts are the same on every machine, thread
+    count and device, so any machine decodes the file, and the same input, model and settings
+    give the same file everywhere (the layout depends on the input only).
+  - float (0): learning while coding, which trains float32 weights. Its counts come from a float
+    softmax, so the decoder must repeat the writer's device, thread count and CPU kernels; the
+    header records them, and the CRC32 of the original catches a machine that differs.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from . import mix, mix_v6, parallel, transform
-from .adapt import AdaptConfig, Adapter
+from . import exact, mix, parallel, transform
+from .adapt import Adapter
 from .checkpoint import LoadedModel
-from .coder import Decoder, Encoder, ideal_bits
+from .coder import Decoder, Encoder, coded_bits
 from .errors import FormatError, IntegrityError
 from .format import Header, crc32, join_streams, split_streams, verify
+from .settings import ARITH_FLOAT, AdaptConfig, Settings
 
 Progress = Callable[[int, int], None]  # called with (tokens coded so far, tokens in all)
-# Measured on alice29.txt (benchmarks/README.md): segments of 256 instead of 1024 tokens cost 0.2%
-# (Transformer) and 0.04% (LSTM) in size and code 2x faster, since wider batches use the CPU better.
-MIN_SEGMENT = 256  # tokens; shorter segments lose context at their cold start
-MAX_BATCH = 256  # segments side by side
-PARALLEL_FROM = 20_000  # tokens (~60 KB of text): below this, one group in this process
-
-
-@dataclass
-class Settings:
-    """The computation settings a file records so its decoder can repeat them exactly."""
-
-    device: str = "cpu"
-    threads: int = 1
-    dtype: str = "float32"
-    mix: bool = False  # mix in the online match model (lmzip.mix)
-    mix_v6: bool = False  # decoding a file of format 4-6: their match model (lmzip.mix_v6)
-    adapt: AdaptConfig | None = None  # learn while coding (lmzip.adapt)
-
-
-def default_dtype(device: str, adapt: bool) -> str:
-    """bf16 matrix products where the CPU has native bf16 (same bits per byte, faster); else float32.
-
-    Adaptation always codes in float32: it trains the weights it predicts with."""
-    native = device == "cpu" and torch.cpu._is_avx512_bf16_supported()
-    return "bfloat16" if native and not adapt else "float32"
+Visit = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]  # (step, rows, counts, tokens)
 
 
 def cpu_isa() -> str:
-    """The CPU kernel family torch dispatches to here (part of what decides the bits)."""
+    """The CPU kernel family torch dispatches to here (what the float arithmetic depends on)."""
     cap = str(torch.backends.cpu.get_cpu_capability()).lower()
     return "avx512" if "avx512" in cap else "avx2" if "avx2" in cap else "default"
 
 
 @contextlib.contextmanager
 def computation(settings: Settings) -> Iterator[None]:
-    """Apply the recorded thread count for the duration of a coding run, then restore it."""
+    """Apply the thread count for the duration of a coding run, then restore it."""
     before = torch.get_num_threads()
     torch.set_num_threads(settings.threads)
     try:
@@ -75,31 +52,62 @@ def computation(settings: Settings) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def quantize(logits: torch.Tensor) -> np.ndarray:
-    """The single logits -> coder-probabilities function both sides call: float32 softmax rows."""
-    return torch.softmax(logits.float(), dim=-1).cpu().numpy()
+class _FloatCounts:
+    """Arithmetic 0: a float predictor (learning while coding) whose softmax rows become counts."""
+
+    def __init__(self, pred):
+        self.pred, self.bos = pred, pred.bos
+
+    def start(self, batch: int):
+        return self.pred.start(batch)
+
+    def step(self, tokens: torch.Tensor, state):
+        logits, state = self.pred.step(tokens, state)
+        return exact.counts_from_probs(torch.softmax(logits.float(), dim=-1)), state
 
 
-def segment_length(n_tokens: int, min_segment: int = MIN_SEGMENT, max_batch: int = MAX_BATCH) -> int:
-    """Choose how long each side-by-side segment is: long enough for context, few enough rows."""
-    return max(1, min(max(n_tokens, 1), max(min_segment, math.ceil(n_tokens / max_batch))))
+@dataclass
+class Layout:
+    """How the tokens are cut: segments side by side, in contiguous groups."""
+
+    lengths: np.ndarray  # tokens per segment: all ``lengths[0]`` but the last
+    groups: int
+
+    @classmethod
+    def of(cls, n_tokens: int, segment_length: int, groups: int) -> Layout:
+        B = -(-n_tokens // segment_length)
+        lengths = np.full(B, segment_length, dtype=np.int64)
+        lengths[-1] = n_tokens - segment_length * (B - 1)
+        return cls(lengths, groups)
+
+    def bounds(self) -> list[tuple[int, int]]:
+        """Each group's segments: contiguous runs of nearly equal size."""
+        n, g = len(self.lengths), self.groups
+        cuts = [round(i * n / g) for i in range(g + 1)]
+        return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+    def segments(self, tokens: np.ndarray) -> np.ndarray:
+        """The tokens as a [segments, segment length] array (the last row padded with zeros)."""
+        out = np.zeros((len(self.lengths), int(self.lengths[0])), dtype=np.int64)
+        out.flat[: len(tokens)] = tokens
+        return out
 
 
 def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code, progress: Progress | None):
-    """Step all segments together; ``code(t, active_rows, probs)`` returns those rows' tokens."""
+    """Step all segments of a group together; ``code(t, active_rows, counts)`` returns those rows' tokens."""
     adapter = Adapter(model.predictor, settings.adapt) if settings.adapt else None
-    pred = adapter.pred if adapter else model.predictor_for(settings.dtype)  # adapting trains a private copy
+    pred = _FloatCounts(adapter.pred) if adapter else model.exact_for(settings.device)
     B, L = len(lengths), int(lengths.max())
     toks = np.zeros((B, L), dtype=np.int64)
     state = pred.start(B)
-    mixer = (mix_v6 if settings.mix_v6 else mix).MatchMixer(toks, lengths) if settings.mix else None
+    mixer = mix.MatchMixer(toks, lengths) if settings.mix else None
     inp = torch.full((B,), pred.bos, dtype=torch.long, device=settings.device)
-    done = 0
+    done, total = 0, int(lengths.sum())
     for t in range(L):
-        logits, state = pred.step(inp, state)
-        probs = quantize(logits)
+        counts, state = pred.step(inp, state)
+        counts = counts.float().cpu().numpy()  # integers below 2^24: exact in float32
         active = np.flatnonzero(lengths > t)
-        rows = probs if len(active) == B else probs[active]
+        rows = counts if len(active) == B else counts[active]
         if mixer is not None:
             rows = mixer.mix(t, active, rows)
         toks[active, t] = code(t, active, rows)
@@ -110,45 +118,39 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
         inp = torch.from_numpy(toks[:, t].copy()).to(settings.device)
         done += len(active)
         if progress:
-            progress(done, int(lengths.sum()))
+            progress(done, total)
     return toks
 
 
-def _layout(n_tokens: int, seg: int) -> np.ndarray:
-    """Lengths of the segments: all ``seg`` long but the last."""
-    B = -(-n_tokens // seg)
-    lengths = np.full(B, seg, dtype=np.int64)
-    lengths[-1] = n_tokens - seg * (B - 1)
-    return lengths
+def trace(data: bytes, model: LoadedModel, settings: Settings, visit: Visit) -> tuple[list[int], bool, Layout]:
+    """Run the coder's own computation over ``data`` without coding: ``visit(t, rows, counts, tokens)``
+    sees each step's rows (what explain shows). Returns the tokens, the CRLF flag and the layout."""
+    text, crlf = transform.prepare(data)
+    tokens = model.tokenizer.encode(text)
+    if not tokens:
+        return tokens, crlf, Layout(np.zeros(0, dtype=np.int64), 1)
+    seg, _ = settings.layout(len(tokens))
+    layout = Layout.of(len(tokens), seg, 1)
+    segs = layout.segments(np.asarray(tokens))
 
+    def code(t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        visit(t, rows, counts, segs[rows, t])
+        return segs[rows, t]
 
-def _segments(tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    seg = int(lengths[0])
-    out = np.zeros((len(lengths), seg), dtype=np.int64)
-    out.flat[: len(tokens)] = tokens
-    return out
-
-
-def group_bounds(n_segments: int, groups: int) -> list[tuple[int, int]]:
-    """Split the segments into ``groups`` contiguous runs of nearly equal size."""
-    cuts = [round(i * n_segments / groups) for i in range(groups + 1)]
-    return list(zip(cuts[:-1], cuts[1:], strict=True))
-
-
-def auto_groups(n_tokens: int, n_segments: int) -> int:
-    """Groups to code in parallel: one for small inputs (a worker costs ~1.3 s to start), else one per core."""
-    return 1 if n_tokens < PARALLEL_FROM else max(1, min(parallel.default_workers(), n_segments, 16))
+    with computation(settings):
+        _lockstep(model, layout.lengths, settings, code, None)
+    return tokens, crlf, layout
 
 
 def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, settings: Settings,
                   progress: Progress | None = None) -> tuple[bytes, float]:
-    """Code one group of segments: its range-coder words and the ideal bits."""
+    """Code one group of segments: its range-coder words and the bits the coder paid."""
     enc, bits = Encoder(), [0.0]
 
-    def code(t: int, rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    def code(t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
         sym = segs[rows, t]
-        bits[0] += float(ideal_bits(sym, probs).sum())
-        return enc.code(sym, probs)
+        bits[0] += float(coded_bits(sym, counts).sum())
+        return enc.code(sym, counts)
 
     with computation(settings):
         _lockstep(model, lengths, settings, code, progress)
@@ -160,51 +162,50 @@ def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, setti
     """The mirror image of _encode_group: the group's tokens, segment after segment."""
     dec = Decoder(payload)
 
-    def code(t: int, rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        return dec.code(None, probs)
+    def code(t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        return dec.code(None, counts)
 
     with computation(settings):
         toks = _lockstep(model, lengths, settings, code, progress)
     return np.concatenate([toks[i, : lengths[i]] for i in range(len(lengths))])
 
 
-def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
-           segment: int | None = None, groups: int | None = None,
-           rows: int | None = None) -> tuple[bytes, Header, float]:
-    """Code ``data``; returns the whole .lmz file, its header and the model's ideal bits (Σ -log2 p).
+def header(data: bytes, model: LoadedModel, settings: Settings) -> Header:
+    """The header every file coded with ``settings`` starts from (layout and payload filled in later)."""
+    head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name, arith=settings.arith,
+                  mix=settings.mix, seed=model.seed)
+    if settings.arith == ARITH_FLOAT:  # the machine the float computation must be repeated on
+        head.device, head.threads = settings.device.split(":")[0], settings.threads
+        head.isa = cpu_isa() if settings.device == "cpu" else "none"
+    if settings.adapt:
+        head.adapt_optimizer, head.adapt_block = settings.adapt.optimizer, settings.adapt.block
+        head.adapt_lr = float(np.float32(settings.adapt.lr))
+    return head
 
-    ``segment`` fixes the segment length; ``rows`` instead caps the segments side by side (fewer,
-    longer segments: more sequential steps, which learning from scratch needs)."""
-    if settings.adapt and settings.dtype != "float32":
-        raise ValueError("adaptive coding runs in float32")
+
+def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
+           workers: int | None = None) -> tuple[bytes, Header, float]:
+    """Code ``data``; returns the whole .lmz file, its header and the bits the coder paid (Σ -log2 p).
+
+    ``workers`` decides only how many groups run at once, never how the input is cut."""
     text, crlf = transform.prepare(data)
     tokens = model.tokenizer.encode(text)
     if model.tokenizer.decode(tokens) != text:  # cannot happen with our tokenizers; never trust it
         raise IntegrityError("the tokenizer does not round-trip this input")
-    head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name,
-                  n_tokens=len(tokens), device=settings.device.split(":")[0], dtype=settings.dtype,
-                  threads=settings.threads, isa=cpu_isa() if settings.device == "cpu" else "none",
-                  mix=settings.mix, seed=model.seed)
-    if settings.adapt:
-        head.adapt_optimizer, head.adapt_block = settings.adapt.optimizer, settings.adapt.block
-        head.adapt_lr = float(np.float32(settings.adapt.lr))
+    head = header(data, model, settings)
     if len(tokens) == 0:
-        return _stored(data, head), head, 0.0
-    head.crlf = crlf
-    head.segment_length = segment or (segment_length(len(tokens), 1, rows) if rows else segment_length(len(tokens)))
-    lengths = _layout(len(tokens), head.segment_length)
-    segs = _segments(tokens, lengths)
-    head.groups = min(len(lengths), groups or auto_groups(len(tokens), len(lengths)))
-    bounds = group_bounds(len(lengths), head.groups)
-    if head.groups == 1:
-        results = [_encode_group(model, segs, lengths, settings, progress)]
-    else:
-        tasks = [(segs[a:b], lengths[a:b], settings) for a, b in bounds]
-        results = parallel.map_groups(_encode_group, model, tasks, head.groups, _group_done(progress, lengths, bounds))
+        return _stored(data), head, 0.0
+    head.crlf, head.n_tokens = crlf, len(tokens)
+    head.segment_length, head.groups = settings.layout(len(tokens))
+    layout = Layout.of(len(tokens), head.segment_length, head.groups)
+    segs, bounds = layout.segments(np.asarray(tokens)), layout.bounds()
+    tasks = [(segs[a:b], layout.lengths[a:b], settings) for a, b in bounds]
+    results = parallel.map_groups(_encode_group, model, tasks, workers or parallel.default_workers(),
+                                  progress, _group_done(progress, layout.lengths, bounds))
     payload = join_streams([r[0] for r in results])
     bits = sum(r[1] for r in results)
     if len(payload) >= len(data):  # coding would not shrink it: store the input as it is
-        return _stored(data, head), head, bits
+        return _stored(data), head, bits
     head.payload_length = len(payload)
     return head.pack() + payload, head, bits
 
@@ -221,38 +222,39 @@ def _group_done(progress: Progress | None, lengths: np.ndarray, bounds: list[tup
     return done
 
 
-def _stored(data: bytes, head: Header) -> bytes:
-    head.stored, head.crlf, head.mix, head.model_id, head.model_name = True, False, False, bytes(16), ""
-    head.seed = None
-    head.adapt_optimizer, head.adapt_lr, head.adapt_block = "", 0.0, 0
-    head.n_tokens = head.segment_length = 0
-    head.groups, head.payload_length = 1, len(data)
-    return head.pack() + data
+def _stored(data: bytes) -> bytes:
+    """The input as it is, behind a header that says so."""
+    return Header(len(data), crc32(data), stored=True, payload_length=len(data)).pack() + data
+
+
+def settings_of(head: Header, device: str = "cpu") -> Settings:
+    """What a file was coded with, as the decoder must repeat it (``device``: exact files only)."""
+    adapt = AdaptConfig(head.adapt_lr, head.adapt_block, head.adapt_optimizer) if head.adapt else None
+    if head.arith == ARITH_FLOAT:
+        return Settings(mix=head.mix, adapt=adapt, seed=head.seed, device=head.device, threads=head.threads)
+    return Settings(mix=head.mix, seed=head.seed, device=device)
 
 
 def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Progress | None = None,
-           workers: int | None = None) -> bytes:
+           workers: int | None = None, device: str = "cpu") -> bytes:
     """The mirror image of ``encode``: rebuild every group's tokens step by step, then check the CRC32."""
     if head.stored:
         return verify(head, payload)
-    assert model is not None, "a coded file needs its model"
-    adapt = AdaptConfig(head.adapt_lr, head.adapt_block, head.adapt_optimizer) if head.adapt else None
-    settings = Settings(device=head.device, threads=head.threads, dtype=head.dtype, mix=head.mix,
-                        mix_v6=head.mix and head.version < 7, adapt=adapt)
-    lengths = _layout(head.n_tokens, head.segment_length)
-    bounds = group_bounds(len(lengths), head.groups)
+    if model is None:
+        raise ValueError("a coded file needs its model")
+    settings = settings_of(head, device)
+    layout = Layout.of(head.n_tokens, head.segment_length, head.groups)
     streams = split_streams(payload, head.groups)
     if any(len(s) % 4 for s in streams):
         raise FormatError("corrupt data (a stream is not a whole number of 32-bit words)")
+    tasks = [(st, layout.lengths[a:b], settings) for st, (a, b) in zip(streams, layout.bounds(), strict=True)]
     try:
-        if head.groups == 1:
-            parts = [_decode_group(model, streams[0], lengths, settings, progress)]
-        else:
-            tasks = [(st, lengths[a:b], settings) for st, (a, b) in zip(streams, bounds, strict=True)]
-            parts = parallel.map_groups(_decode_group, model, tasks, workers or parallel.default_workers(),
-                                        _group_done(progress, lengths, bounds))
+        parts = parallel.map_groups(_decode_group, model, tasks, workers or parallel.default_workers(),
+                                    progress, _group_done(progress, layout.lengths, layout.bounds()))
     except (ValueError, KeyError, RuntimeError) as e:
         raise IntegrityError(f"corrupt data (the range decoder failed: {e})") from e
     data = transform.restore(model.tokenizer.decode(np.concatenate(parts)), head.crlf)
-    isa = "" if head.isa in ("none", cpu_isa()) else f" (written on a {head.isa} CPU, decoded on {cpu_isa()})"
-    return verify(head, data, isa)
+    note = ""
+    if not head.portable and head.isa not in ("none", cpu_isa()):
+        note = f" (a machine-bound --adapt file written on a {head.isa} CPU, decoded on {cpu_isa()})"
+    return verify(head, data, note)

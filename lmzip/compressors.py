@@ -141,12 +141,7 @@ class LMZip(Compressor):
         self.settings = (f"{arch}, {cfg.get('tokenizer')} {m.get('vocab_size')}" + (", +match model" if mix else "")
                          + (", learns while coding" if adapt else ""))
         self.model_bytes = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
-        ad = None
-        if adapt:
-            from .adapt import AdaptConfig
-
-            ad = AdaptConfig()
-        self._c = LMCompressor(model, device=device, mix=mix, adapt=ad)
+        self._c = LMCompressor(model, device=device, mix=mix, adapt=adapt)
 
     def compress(self, data: bytes) -> bytes:
         res = self._c.compress_ex(data)
@@ -164,14 +159,14 @@ class Scratch(LMZip):
 
     def __init__(self, preset: str, seed: int = 0):
         from . import registry
-        from .adapt import FROM_SCRATCH
         from .api import LMCompressor
+        from .settings import FROM_SCRATCH
 
         m = registry.PRESETS[preset].model
         self.name, self.model_bytes = f"{preset}+scratch", 0
         self.settings = (f"{m['arch']} {m['n_layer']}x{m['n_embd']}, random weights (seed {seed}), "
                          f"learns from scratch (lr {FROM_SCRATCH.lr:g}, block {FROM_SCRATCH.block})")
-        self._c = LMCompressor(preset, adapt=FROM_SCRATCH, seed=seed)  # its layout: lmzip.adapt
+        self._c = LMCompressor(preset, adapt=True, seed=seed)  # its defaults: lmzip.settings
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import numpy as np
 
 from . import codec, transform
 from .checkpoint import LoadedModel
-from .coder import quantized_bits
+from .coder import coded_bits
+from .settings import Settings
 
 
 @dataclass
@@ -41,37 +42,32 @@ class Explanation:
 
 
 def explain(data: bytes, model: LoadedModel, segment: int | None = None, top_k: int = 5,
-            settings: codec.Settings | None = None) -> Explanation:
+            settings: Settings | None = None) -> Explanation:
     """Run the coder's own computation over ``data`` and record what every token costs."""
-    settings = settings or codec.Settings(dtype=codec.default_dtype("cpu", False))  # what compress does
+    settings = settings or Settings()
+    if segment is not None:
+        settings = Settings(**{**settings.__dict__, "segment": segment})
     tok = model.tokenizer
-    text, crlf = transform.prepare(data)  # code what the codec codes; show the original bytes
-    tokens = tok.encode(text)
-    if len(tokens) == 0:
-        return Explanation(model.name, [], np.zeros(0), np.zeros(0, dtype=np.int64), [])
-    seg = segment or codec.segment_length(len(tokens))
-    lengths = codec._layout(len(tokens), seg)
-    segs = codec._segments(tokens, lengths)
-    bits = np.zeros(segs.shape)
     tops: dict[tuple[int, int], list[tuple[bytes, float]]] = {}
+    costs: dict[tuple[int, int], float] = {}
 
-    def code(t: int, rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        sym = segs[rows, t]
-        bits[rows, t] = quantized_bits(sym, probs)
+    def visit(t: int, rows: np.ndarray, counts: np.ndarray, sym: np.ndarray) -> None:
+        for r, b in zip(rows.tolist(), coded_bits(sym, counts).tolist(), strict=True):
+            costs[(r, t)] = b
         if top_k:
-            p = probs / probs.sum(axis=1, keepdims=True)
-            best = np.argsort(-p, axis=1)[:, :top_k]
+            p = (counts.astype(np.float64) + 1) / (1 << 24)
+            best = np.argsort(-p, axis=1, kind="stable")[:, :top_k]
             for r, row, b in zip(rows, p, best, strict=True):
                 tops[(int(r), t)] = [(tok.token_bytes(int(i)), float(row[i])) for i in b]
-        return sym
 
-    with codec.computation(settings):
-        codec._lockstep(model, lengths, settings, code, None)
-    order = [(r, t) for r in range(len(lengths)) for t in range(int(lengths[r]))]
+    tokens, crlf, layout = codec.trace(data, model, settings, visit)
+    if not tokens:
+        return Explanation(model.name, [], np.zeros(0), np.zeros(0, dtype=np.int64), [])
+    order = [(r, t) for r in range(len(layout.lengths)) for t in range(int(layout.lengths[r]))]
     return Explanation(
         model.name,
         [transform.restore(tok.token_bytes(int(i)), crlf) for i in tokens],
-        np.array([bits[r, t] for r, t in order]),
+        np.array([costs[k] for k in order]),
         np.array([t for _, t in order], dtype=np.int64),
         [tops.get(k, []) for k in order] if top_k else [],
     )

@@ -1,37 +1,38 @@
 """The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
 
-Layout (little-endian), format version 7. Earlier versions are read too: version 6 is the same
-layout but its mix flag names the older match model (lmzip.mix_v6, each segment's own history),
-version 5 has no seed flag, version 4 no adapt flag, version 3 no mix flag, version 2 no CRLF flag
-either; version 1 also has offset 10 reserved (= 0, one group).
+Layout (little-endian), format version 8. Versions 1-7 were machine-bound pre-releases (their
+probabilities were float computations that another CPU could round differently); this reader
+refuses them with one line that says how to decode them.
 
 | offset | size | field |
 |---|---|---|
 | 0 | 4 | magic `89 4C 4D 5A` (`\\x89LMZ`; the first byte is not ASCII) |
-| 4 | 1 | format version (1) |
+| 4 | 1 | format version (8) |
 | 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
-ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's rows were mixed with the online
-match model of lmzip.mix; versions 4-6: of lmzip.mix_v6); bit 3 = adapt (the model learned while
-coding, see lmzip.adapt); bit 4 = seed (the model is the architecture preset named below with
-seeded random weights, not trained ones; v6+); bits 5-7 reserved, must be 0 |
-| 6 | 1 | device class of the computation (0 = cpu, 1 = cuda) |
-| 7 | 1 | dtype of the computation (0 = float32; v6+: 1 = bfloat16 matrix products, fp32 elsewhere) |
-| 8 | 1 | intra-op threads of the computation |
-| 9 | 1 | CPU kernel family (0 = none/unknown, 1 = default, 2 = avx2, 3 = avx512) |
-| 10 | 2 | number of segment groups − 1 (groups are coded independently, in parallel; v1: 0) |
-| 12 | 8 | original length in bytes |
-| 20 | 8 | payload length in bytes |
-| 28 | 4 | CRC32 of the original bytes |
-| 32 | 16 | model id (first 16 bytes of a sha256 over weights, architecture and tokenizer; 0 when stored) |
-| 48 | 8 | number of tokens |
-| 56 | 4 | segment length in tokens (segments are coded side by side as one batch) |
-| 60 | 1 | N = length of the model name |
-| 61 | N | model name (UTF-8) |
-| 61+N | A | only with the adapt flag (A = 7, else 0): optimizer (u8, 1 = Adam), learning rate (f32),
+ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's counts were mixed with the
+online match model of lmzip.mix); bit 3 = adapt (the model learned while coding, lmzip.adapt);
+bit 4 = seed (the model is the architecture preset named below with seeded random weights); bits 5-7
+reserved, must be 0 |
+| 6 | 1 | arithmetic: 1 = exact integer (lmzip.exact; decodes on any machine); 0 = float32, machine-bound
+(learning while coding: the decoder must run the writer's kernels, described by the next four bytes) |
+| 7 | 1 | arithmetic 0: device class (0 = cpu, 1 = cuda); arithmetic 1: 0 |
+| 8 | 1 | arithmetic 0: dtype (0 = float32); arithmetic 1: 0 |
+| 9 | 1 | arithmetic 0: intra-op threads (1..64); arithmetic 1: 0 |
+| 10 | 1 | arithmetic 0: CPU kernel family (0 = none/unknown, 1 = default, 2 = avx2, 3 = avx512); 1: 0 |
+| 11 | 2 | number of segment groups - 1 (groups are coded independently, in parallel) |
+| 13 | 8 | original length in bytes |
+| 21 | 8 | payload length in bytes |
+| 29 | 4 | CRC32 of the original bytes |
+| 33 | 16 | model id (first 16 bytes of a sha256 over weights, architecture and tokenizer; 0 when stored) |
+| 49 | 8 | number of tokens |
+| 57 | 4 | segment length in tokens (segments are coded side by side as one batch) |
+| 61 | 1 | N = length of the model name |
+| 62 | N | model name (UTF-8) |
+| 62+N | A | only with the adapt flag (A = 7, else 0): optimizer (u8, 1 = Adam), learning rate (f32),
 block in steps (u16) |
-| 61+N+A | S | only with the seed flag (S = 8, else 0): the seed of the random weights (u64) |
-| 61+N+A+S | 4 | CRC32 of all the header bytes before it |
-| 65+N+A+S | … | payload: the raw input when stored; else with one group its range-coder words (uint32 LE),
+| 62+N+A | S | only with the seed flag (S = 8, else 0): the seed of the random weights (u64) |
+| 62+N+A+S | 4 | CRC32 of all the header bytes before it |
+| 66+N+A+S | ... | payload: the raw input when stored; else with one group its range-coder words (uint32 LE),
 with G > 1 groups G uint32 byte lengths, then each group's words |
 """
 
@@ -44,24 +45,23 @@ from dataclasses import dataclass
 from .errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
-VERSION = 7
-READABLE = (1, 2, 3, 4, 5, 6, 7)
+VERSION = 8
+PRE_RELEASE = range(1, 8)  # machine-bound formats, written by lmzip 0.1.0
 FLAG_STORED = 0x01
 FLAG_CRLF = 0x02
 FLAG_MIX = 0x04
 FLAG_ADAPT = 0x08
 FLAG_SEED = 0x10
-KNOWN_FLAGS = {1: FLAG_STORED, 2: FLAG_STORED, 3: FLAG_STORED | FLAG_CRLF, 4: FLAG_STORED | FLAG_CRLF | FLAG_MIX,
-               5: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT,
-               6: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED,
-               7: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED}
+KNOWN_FLAGS = FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED
+ARITHMETICS = {0: "float32, machine-bound", 1: "exact integer v1"}
 OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 _SEED = struct.Struct("<Q")
 DEVICES = {0: "cpu", 1: "cuda"}
-DTYPES = {0: "float32", 1: "bfloat16"}  # 1 (v6+): bf16 matrix products, fp32 accumulation
+DTYPES = {0: "float32"}
 ISAS = {0: "none", 1: "default", 2: "avx2", 3: "avx512"}
-_FIXED = struct.Struct("<4sBBBBBBH QQI 16s QI B")  # 61 bytes
+_FIXED = struct.Struct("<4sBBBBBBBH QQI 16s QI B")  # 62 bytes
+MAX_THREADS = 64
 
 
 @dataclass
@@ -77,7 +77,8 @@ class Header:
     model_name: str = ""
     n_tokens: int = 0
     segment_length: int = 0
-    device: str = "cpu"
+    arith: int = 1
+    device: str = "cpu"  # the four machine fields: arithmetic 0 only
     dtype: str = "float32"
     threads: int = 1
     isa: str = "none"
@@ -95,9 +96,14 @@ class Header:
         return bool(self.adapt_optimizer)
 
     @property
+    def portable(self) -> bool:
+        """Whether the file decodes on any machine (exact arithmetic, or nothing coded)."""
+        return self.stored or self.arith != 0
+
+    @property
     def n_segments(self) -> int:
         """How many segments were coded side by side."""
-        if self.stored or self.n_tokens == 0:
+        if self.stored or self.n_tokens == 0 or self.segment_length == 0:
             return 0
         return -(-self.n_tokens // self.segment_length)
 
@@ -108,10 +114,11 @@ class Header:
             raise ValueError("model name longer than 255 bytes")
         flags = ((FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0) | (FLAG_MIX if self.mix else 0)
                  | (FLAG_ADAPT if self.adapt else 0) | (FLAG_SEED if self.seed is not None else 0))
+        machine = ((_code(DEVICES, self.device), _code(DTYPES, self.dtype), self.threads, _code(ISAS, self.isa))
+                   if self.arith == 0 else (0, 0, 0, 0))
         body = _FIXED.pack(
-            MAGIC, self.version, flags, _code(DEVICES, self.device), _code(DTYPES, self.dtype),
-            self.threads, _code(ISAS, self.isa), self.groups - 1, self.original_length, self.payload_length,
-            self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
+            MAGIC, self.version, flags, self.arith, *machine, self.groups - 1, self.original_length,
+            self.payload_length, self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
         ) + name
         if self.adapt:
             body += _ADAPT.pack(_code(OPTIMIZERS, self.adapt_optimizer), self.adapt_lr, self.adapt_block)
@@ -139,36 +146,43 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
         raise FormatError("not an lmzip file (bad magic)")
     if len(blob) < 5:
         raise FormatError("truncated header")
-    if blob[4] not in READABLE:
-        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads versions "
-                          f"{', '.join(map(str, READABLE))})")
+    if blob[4] in PRE_RELEASE:
+        raise FormatError(f"written by a pre-release lmzip, format {blob[4]}: decode it with lmzip 0.1.0 "
+                          "on the machine that wrote it")
+    if blob[4] != VERSION:
+        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads version {VERSION})")
     if len(blob) < _FIXED.size:
         raise FormatError("truncated header")
     f = _FIXED.unpack_from(blob)
     n = f[-1]
-    adapt = bool(f[2] & FLAG_ADAPT) and blob[4] >= 5
-    seeded = bool(f[2] & FLAG_SEED) and blob[4] >= 6
+    flags = f[2]
+    adapt, seeded = bool(flags & FLAG_ADAPT), bool(flags & FLAG_SEED)
     end = _FIXED.size + n + (_ADAPT.size if adapt else 0) + (_SEED.size if seeded else 0)
     if len(blob) < end + 4:
         raise FormatError("truncated header")
     (crc,) = struct.unpack_from("<I", blob, end)
     if zlib.crc32(blob[:end]) != crc:
         raise FormatError("corrupt header (header checksum mismatch)")
-    _, version, flags, dev, dt, threads, isa, groups_m1, olen, plen, ocrc, mid, ntok, seg, _ = f
-    if flags & ~KNOWN_FLAGS[version] or (version == 1 and groups_m1):
+    _, version, flags, arith, dev, dt, threads, isa, groups_m1, olen, plen, ocrc, mid, ntok, seg, _ = f
+    if flags & ~KNOWN_FLAGS:
         raise FormatError("unsupported header flags (written by a newer lmzip?)")
-    if dev not in DEVICES or dt not in DTYPES or isa not in ISAS or (version < 6 and dt != 0):
+    if arith not in ARITHMETICS:
+        raise FormatError(f"unsupported arithmetic version {arith} (written by a newer lmzip?)")
+    if arith == 0 and (dev not in DEVICES or dt not in DTYPES or isa not in ISAS or not 1 <= threads <= MAX_THREADS):
         raise FormatError("unsupported computation settings in the header (written by a newer lmzip?)")
+    if arith != 0 and (dev, dt, threads, isa) != (0, 0, 0, 0):
+        raise FormatError("corrupt header (machine fields set in an exact-arithmetic file)")
     try:
         name = blob[_FIXED.size : _FIXED.size + n].decode("utf-8")
     except UnicodeDecodeError as e:
         raise FormatError("corrupt header (model name is not UTF-8)") from e
     h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), bool(flags & FLAG_MIX), mid, name,
-               ntok, seg,
-               DEVICES[dev], DTYPES[dt], threads, ISAS[isa], plen, groups_m1 + 1, version=version)
+               ntok, seg, arith, payload_length=plen, groups=groups_m1 + 1, version=version)
+    if arith == 0:
+        h.device, h.dtype, h.threads, h.isa = DEVICES[dev], DTYPES[dt], threads, ISAS[isa]
     if adapt:
         opt, h.adapt_lr, h.adapt_block = _ADAPT.unpack_from(blob, _FIXED.size + n)
-        if opt not in OPTIMIZERS or h.adapt_block == 0:
+        if opt not in OPTIMIZERS or h.adapt_block == 0 or not 0 < h.adapt_lr < float("inf"):
             raise FormatError("unsupported adaptation settings in the header (written by a newer lmzip?)")
         h.adapt_optimizer = OPTIMIZERS[opt]
     if seeded:
@@ -178,13 +192,24 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
         raise FormatError(f"truncated file ({len(payload)} of {plen} payload bytes)")
     if len(payload) > plen:
         raise FormatError(f"trailing garbage after the payload ({len(payload) - plen} bytes)")
-    if h.stored and plen != olen:
-        raise FormatError("corrupt header (stored payload length differs from the original length)")
-    if not h.stored and (seg == 0 and ntok > 0):
-        raise FormatError("corrupt header (zero segment length)")
-    if not h.stored and h.groups > max(1, h.n_segments):
-        raise FormatError("corrupt header (more groups than segments)")
+    _check_layout(h)
     return h, payload
+
+
+def _check_layout(h: Header) -> None:
+    """Fields that contradict each other (a crafted or damaged header with a recomputed CRC)."""
+    if h.stored:
+        if h.payload_length != h.original_length:
+            raise FormatError("corrupt header (stored payload length differs from the original length)")
+        return
+    if h.n_tokens == 0 or h.segment_length == 0:
+        raise FormatError("corrupt header (a coded file with no tokens or zero segment length)")
+    if h.n_tokens > h.original_length:  # every token stands for at least one byte
+        raise FormatError("corrupt header (more tokens than original bytes)")
+    if h.adapt != (h.arith == 0):
+        raise FormatError("corrupt header (the arithmetic does not match the adapt flag)")
+    if h.groups > h.n_segments:
+        raise FormatError("corrupt header (more groups than segments)")
 
 
 def crc32(data: bytes) -> int:

@@ -1,12 +1,12 @@
-"""Mixing the language model with an online match model over everything already coded (format 7+).
+"""Mixing the language model with an online match model over everything already coded.
 
 Segments are coded side by side, so at step t the first t tokens of every segment of a group are
 known to both sides. The match model indexes all of them by their last 8, 4 and 2 tokens and, where
 the text being coded repeats earlier text, predicts the token that followed it there; positions are
 global (segment r, step s -> r * seg + s), so a match runs on across segment boundaries. A small
 logistic mixer in fixed point (as in paq) learns online how far to trust the match against the
-language model's own probability. Everything but reading the model's probability and writing the
-mixed one back is integer arithmetic, so both sides compute the same rows bit for bit.
+language model's own probability. It reads and writes the model's integer counts (lmzip.exact), and
+all of it is integer arithmetic, so every machine computes the same rows.
 """
 
 from __future__ import annotations
@@ -88,9 +88,11 @@ class MatchMixer:
         r, s = divmod(g, self.seg)
         return int(self.toks[r, s]) if r < len(self.lengths) and s < t and s < self.lengths[r] else -1
 
-    def mix(self, t: int, rows: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        """Set each matched row's predicted token to the mixer's probability; the rest keep their shares."""
-        out, self.pending = probs, {}
+    def mix(self, t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Give each matched row's predicted token the mixer's probability; the other tokens share the
+        rest in proportion to their counts. ``counts`` [n, V] (float32 integers) sum to 2^24 - V per row."""
+        out, self.pending = counts, {}
+        total = (1 << 24) - counts.shape[1]
         for k, r in enumerate(rows.tolist()):
             g = self.ptr[r]
             if g < 0:
@@ -100,17 +102,19 @@ class MatchMixer:
                 self.ptr[r], self.length[r] = -1, 0
                 continue
             b = min(self.length[r], MAX_LENGTH)
-            q = out[k, sym]
+            c = int(out[k, sym])
             conf = ((self.hits[b] + 1) << 12) // (self.tries[b] + 2)
-            x = (stretch(min(max(int(q * 4096), 1), 4095)), stretch(conf), 256)
+            x = (stretch(min(max(c * 4096 // total, 1), 4095)), stretch(conf), 256)
             p = self.mixer.predict(b, x)
             self.pending[r] = (sym, b, x, p)
-            rest = np.float32(1) - q
-            if rest > 0:  # p of 1/4096 units, the other tokens keep their shares of the rest
-                pf = np.float32(p) / np.float32(4096)
-                if out is probs:
-                    out = probs.copy()
-                out[k, sym] = pf * rest / (np.float32(1) - pf)
+            rest = total - c
+            if rest > 0:  # the others share total - p/4096 of it, in proportion; the token gets what is left
+                if out is counts:
+                    out = counts.copy()
+                row = out[k].astype(np.int64) * (total - p * total // 4096) // rest  # < 2^48: exact
+                row[sym] = 0
+                row[sym] = total - row.sum()
+                out[k] = row
         return out
 
     def update(self, t: int, rows: np.ndarray) -> None:

@@ -1,13 +1,13 @@
 """Predictors: a decoder-only Transformer and an LSTM behind one step-by-step interface.
 
 Both see a stream ``[BOS, t0, t1, ...]`` and, at step i, return logits for token ``t_i``.
-``forward`` (whole sequences) is for training; ``start``/``step`` is the only path the codec
-uses, because a full forward pass is not bit-identical to incremental decoding on the CPU.
+``forward`` (whole sequences) is for training; ``start``/``step`` is the float path that learning
+while coding (lmzip.adapt) codes with. Every other mode codes with the exact integer form of these
+models (lmzip.qmodel), which gives the same counts on every machine.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -81,38 +81,9 @@ class Predictor(nn.Module):
         """Parameter count (tied weights counted once)."""
         return sum(p.numel() for p in self.parameters())
 
-    def for_compute(self, dtype: str) -> Predictor:
-        """This predictor for coding in ``dtype``: itself for float32; for bfloat16 a copy whose
-        matrix products (the Linears and the output head) run in bf16 with fp32 accumulation, ~4x
-        faster GEMMs on CPUs with avx512_bf16. Norms, attention, the LSTM cell and softmax stay fp32."""
-        if dtype == "float32":
-            return self
-        if dtype != "bfloat16":
-            raise ValueError(f"unknown compute dtype {dtype!r}")
-        p = copy.deepcopy(self)
-        for mod in list(p.modules()):
-            for n, child in list(mod.named_children()):
-                if isinstance(child, nn.Linear):
-                    setattr(mod, n, Bf16Linear(child.weight))
-        p.head = Bf16Linear(p.wte.weight[: p.config.vocab_size])
-        return p.eval()
-
-
-class Bf16Linear(nn.Module):
-    """y = x Wᵀ with W stored in bf16 and x rounded to bf16, accumulated in fp32 (coding only)."""
-
-    def __init__(self, weight: Tensor):
-        super().__init__()
-        self.register_buffer("weight", weight.detach().to(torch.bfloat16).contiguous())
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.linear(x.to(torch.bfloat16), self.weight).float()
-
 
 def _head(model: Predictor, h: Tensor) -> Tensor:
-    """The tied output layer: fp32 on the embedding, or the bf16 copy made by ``for_compute``."""
-    if model.head is not None:
-        return model.head(h)
+    """The tied output layer: logits over the coded symbols (the BOS row is never predicted)."""
     return F.linear(h, model.wte.weight[: model.config.vocab_size])
 
 
@@ -210,7 +181,6 @@ class GPT(Predictor):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.config = cfg
-        self.head: Bf16Linear | None = None  # set only on coding copies (for_compute)
         self.wte = nn.Embedding(cfg.vocab_size + 1, cfg.n_embd)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.n_embd)
@@ -281,7 +251,6 @@ class LSTMModel(Predictor):
     def __init__(self, cfg: LSTMConfig):
         super().__init__()
         self.config = cfg
-        self.head: Bf16Linear | None = None  # set only on coding copies (for_compute)
         self.wte = nn.Embedding(cfg.vocab_size + 1, cfg.n_embd)
         self.lstm = nn.LSTM(cfg.n_embd, cfg.n_embd, cfg.n_layer, batch_first=True)
         self.ln_f = nn.LayerNorm(cfg.n_embd)

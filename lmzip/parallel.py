@@ -1,8 +1,7 @@
 """Run independent segment groups side by side in worker processes (one thread each).
 
-Each group is the same computation wherever it runs (its batch shape, thread count and dtype are
-fixed by the header), so a group coded in a worker decodes in the main process and vice versa:
-the number of workers is a speed choice, never part of the format."""
+Each group is the same computation wherever it runs, so a group coded in a worker decodes in the
+main process and vice versa: the number of workers is a speed choice, never part of the format."""
 
 from __future__ import annotations
 
@@ -33,13 +32,16 @@ def _call(fn: Callable, args: tuple) -> Any:
     return fn(_MODEL, *args)
 
 
-def map_groups(fn: Callable, model, tasks: list[tuple], workers: int,
+def map_groups(fn: Callable, model, tasks: list[tuple], workers: int, progress=None,
                done: Callable[[int], None] | None = None) -> list[Any]:
     """``[fn(model, *task) for task in tasks]`` using up to ``workers`` processes, this one included.
 
-    This process codes the first group itself while the workers start (a worker needs ~1.3 s to
-    import torch and load the model), so two groups on two cores cost one worker, not two."""
-    if workers <= 1 or len(tasks) <= 1 or (model.path is None and model.seed is None):  # in memory only
+    One task (or one worker) runs here, with ``progress`` passed on. Otherwise this process codes
+    the first group itself while the workers start (a worker needs ~1.3 s to import torch and load
+    the model), so two groups on two cores cost one worker, not two."""
+    if len(tasks) == 1:
+        return [fn(model, *tasks[0], progress)]
+    if workers <= 1 or (model.path is None and model.seed is None):  # one process, or a model only in memory
         out = []
         for i, t in enumerate(tasks):
             out.append(fn(model, *t))
