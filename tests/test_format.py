@@ -10,24 +10,25 @@ import pytest
 from lmzip import codec
 from lmzip import format as fmt
 from lmzip.errors import FormatError, IntegrityError
+from lmzip.settings import Settings
 from tests.conftest import TEXT
 
 GOLDEN_HEADER = bytes.fromhex(
-    "894c4d5a07000000010302000a000000000000000c000000000000007856341211111111111111111111111111111111"
-    "0c000000000000000400000004646f6d6f"
+    "894c4d5a080001000000000200" "0a00000000000000" "0c00000000000000" "78563412" + "11" * 16
+    + "0800000000000000" "02000000" "04" "646f6d6f"
 )
 
 
 def sample_header() -> fmt.Header:
-    return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=12, segment_length=4,
-                      isa="avx512", payload_length=12, groups=3)
+    return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=8, segment_length=2,
+                      payload_length=12, groups=3)
 
 
 def test_golden_header_bytes():
     packed = sample_header().pack()
     assert packed[:-4] == GOLDEN_HEADER
     assert packed[-4:] == struct.pack("<I", zlib.crc32(GOLDEN_HEADER))
-    assert sample_header().size == len(packed) == 65 + 4
+    assert sample_header().size == len(packed) == 66 + 4
 
 
 def test_header_round_trip():
@@ -38,7 +39,7 @@ def test_header_round_trip():
 
 @pytest.fixture(scope="module")
 def blob(gpt_model):
-    out, head, _ = codec.encode(TEXT, gpt_model, codec.Settings())
+    out, head, _ = codec.encode(TEXT, gpt_model, Settings())
     assert not head.stored
     return out
 
@@ -59,9 +60,9 @@ def decode(blob: bytes, model):
         (lambda b: b[:-5], "truncated file"),
         (lambda b: b + b"\0", "trailing garbage"),
         (lambda b: b[:4] + b"\x09" + b[5:], "unsupported format version 9"),
-        (lambda b: b[:4] + b"\x01" + b[5:], "corrupt header"),  # an older version byte: the CRC fails
+        (lambda b: b[:4] + b"\x07" + b[5:], "pre-release lmzip, format 7"),
         (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], "corrupt header"),
-        (lambda b: b[:61] + bytes([b[61] ^ 0x40]) + b[62:], "corrupt header"),
+        (lambda b: b[:62] + bytes([b[62] ^ 0x40]) + b[63:], "corrupt header"),
     ],
 )
 def test_bad_containers(blob, mangle, message):
@@ -69,10 +70,17 @@ def test_bad_containers(blob, mangle, message):
         fmt.unpack(mangle(blob))
 
 
-@pytest.mark.parametrize("version, flag", [(5, 0x80), (5, 0x10), (4, 0x08), (3, 0x04), (2, 0x02), (1, 0x02)])
-def test_reserved_flags_rejected(blob, version, flag):
+def _recrc(blob: bytes, edit) -> bytes:
+    """``blob`` with its header bytes edited and the header CRC recomputed (a crafted file)."""
+    size = fmt.unpack(blob)[0].size
+    body = bytearray(blob[:size])
+    edit(body)
+    return bytes(body[:-4]) + struct.pack("<I", zlib.crc32(bytes(body[:-4]))) + blob[size:]
+
+
+@pytest.mark.parametrize("flag", [0x80, 0x40, 0x20])
+def test_reserved_flags_rejected(blob, flag):
     body = bytearray(blob[: fmt.unpack(blob)[0].size])
-    body[4] = version
     body[5] |= flag
     fixed = bytes(body[:-4]) + struct.pack("<I", zlib.crc32(bytes(body[:-4])))
     with pytest.raises(FormatError, match="unsupported header flags"):
@@ -105,31 +113,28 @@ def test_group_streams_round_trip_and_reject_bad_tables():
         fmt.split_streams(b"\0", 2)
 
 
-def test_adapt_fields_round_trip():
-    h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, adapt_optimizer="adam", adapt_lr=0.25,
-                   adapt_block=32, payload_length=0)
+def test_adapt_fields_and_the_machine_round_trip():
+    h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, arith=0, threads=2, isa="avx2",
+                   adapt_optimizer="adam", adapt_lr=0.25, adapt_block=32, payload_length=0)
     back, _ = fmt.unpack(h.pack())
-    assert back == h and back.size == h.size == 61 + 1 + 7 + 4
+    assert back == h and back.size == h.size == 62 + 1 + 7 + 4 and not back.portable
 
 
-def test_seed_field_round_trips_and_older_versions_reject_the_flag():
-    h = fmt.Header(5, 1, model_name="gpt-nano", n_tokens=4, segment_length=4, adapt_optimizer="adam",
+def test_seed_field_round_trips():
+    h = fmt.Header(5, 1, model_name="gpt-nano", n_tokens=4, segment_length=4, arith=0, adapt_optimizer="adam",
                    adapt_lr=0.25, adapt_block=32, seed=2**63 - 5, payload_length=0)
-    blob = h.pack()
-    back, _ = fmt.unpack(blob)
-    assert back == h and back.size == h.size == 61 + 8 + 7 + 8 + 4
-    old = bytearray(fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, payload_length=0).pack())
-    old[4], old[5] = 5, fmt.FLAG_SEED  # a version-5 header knows no seed flag
-    old[-4:] = struct.pack("<I", zlib.crc32(bytes(old[:-4])))
-    with pytest.raises(FormatError, match="unsupported header flags"):
-        fmt.unpack(bytes(old))
+    back, _ = fmt.unpack(h.pack())
+    assert back == h and back.size == h.size == 62 + 8 + 7 + 8 + 4
 
 
-def test_bf16_dtype_is_recorded_and_older_versions_reject_it():
-    h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, dtype="bfloat16", payload_length=0)
-    assert fmt.unpack(h.pack())[0].dtype == "bfloat16"
-    old = bytearray(h.pack())
-    old[4] = 5  # version 5 only ever wrote float32
-    old[-4:] = struct.pack("<I", zlib.crc32(bytes(old[:-4])))
-    with pytest.raises(FormatError, match="unsupported computation settings"):
-        fmt.unpack(bytes(old))
+@pytest.mark.parametrize("edit, message", [
+    (lambda b: b.__setitem__(6, 2), "unsupported arithmetic version 2"),
+    (lambda b: b.__setitem__(9, 4), "machine fields set in an exact-arithmetic file"),
+    (lambda b: b.__setitem__(6, 0), "unsupported computation settings"),  # float needs its thread count
+    (lambda b: b[49:57].__setitem__(slice(None), bytes(8)) or b.__setitem__(slice(49, 57), bytes(8)), "no tokens"),
+    (lambda b: b.__setitem__(slice(49, 57), (2**40).to_bytes(8, "little")), "more tokens than original bytes"),
+    (lambda b: b.__setitem__(slice(57, 61), bytes(4)), "zero segment length"),
+])
+def test_crafted_headers_are_refused(blob, edit, message):
+    with pytest.raises(FormatError, match=message):
+        fmt.unpack(_recrc(blob, edit))

@@ -1,100 +1,57 @@
-"""Committed golden files: every format version ever written keeps decoding, and today's encoder
-reproduces the current version's bitstream exactly (format or numeric drift fails here)."""
+"""Committed golden files: every portable format version keeps decoding on any machine, and today's
+encoder reproduces the current version's bitstream exactly (format or numeric drift fails here)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-import torch
 
-from lmzip import codec, registry
+from lmzip import codec
 from lmzip import format as fmt
-from lmzip.adapt import AdaptConfig
 from lmzip.checkpoint import load_model
-from tests.make_golden import MIX_SEGMENT
+from tests.make_golden import CASES, golden_path
 
 DATA = Path(__file__).parent / "data"
 ORIGINAL = (DATA / "golden.txt").read_bytes()
-NATIVE_BF16 = torch.cpu._is_avx512_bf16_supported()  # the kernels the bf16 golden files were written with
-NEEDS_BF16 = pytest.mark.skipif(not NATIVE_BF16, reason="bf16 golden files were written with avx512_bf16 kernels")
-GOLDEN = [pytest.param(p, id=p.name, marks=[NEEDS_BF16] if "-bf16-" in p.name else [])
-          for p in sorted(DATA.glob("golden-*-v*.lmz"))]
+GOLDEN = sorted(DATA.glob("golden-*-v*.lmz"))
 
 
-@pytest.mark.parametrize("path", GOLDEN)
+def test_there_are_golden_files_of_the_current_version():
+    assert {p.name for p in GOLDEN} >= {golden_path(a, t).name for a in ("gpt", "lstm") for t in CASES}
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.name for p in GOLDEN])
 def test_every_golden_file_decodes(path):
     arch = path.name.split("-")[1]
-    blob = path.read_bytes()
-    head, payload = fmt.unpack(blob)
+    head, payload = fmt.unpack(path.read_bytes())
     original = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in path.name else ORIGINAL
-    original = ORIGINAL * 2 if any(t in path.name for t in ("-mix-", "-adapt-", "-seed-")) else original
+    original = ORIGINAL * 2 if "-mix-" in path.name else original
     assert head.crlf == ("-crlf-" in path.name) and head.mix == ("-mix-" in path.name)
-    assert head.adapt == ("-adapt-" in path.name or "-seed-" in path.name)
-    assert (head.seed is not None) == ("-seed-" in path.name)
-    assert head.dtype == ("bfloat16" if "-bf16-" in path.name else "float32")
-    seeded = head.seed is not None
-    model = registry.scratch(head.model_name, head.seed) if seeded else load_model(DATA / f"golden-{arch}")
-    assert codec.decode(head, payload, model) == original
+    assert head.portable and head.arith == 1 and not head.adapt
+    assert codec.decode(head, payload, load_model(DATA / f"golden-{arch}")) == original
 
 
 @pytest.mark.parametrize("arch", ["gpt", "lstm"])
-@pytest.mark.parametrize("groups", [1, 2])
-def test_encoder_reproduces_the_golden_bitstream(arch, groups):
-    model = load_model(DATA / f"golden-{arch}")
-    blob, _, _ = codec.encode(ORIGINAL, model, codec.Settings(), segment=128, groups=groups)
-    tag = "-groups2" if groups == 2 else ""
-    assert blob == (DATA / f"golden-{arch}{tag}-v{fmt.VERSION}.lmz").read_bytes()
+@pytest.mark.parametrize("tag", list(CASES))
+def test_encoder_reproduces_the_golden_bitstream(arch, tag):
+    data, settings = CASES[tag]
+    blob, head, _ = codec.encode(data(), load_model(DATA / f"golden-{arch}"), settings)
+    assert blob == golden_path(arch, tag).read_bytes()
 
 
-@pytest.mark.parametrize("arch", ["gpt", "lstm"])
-def test_encoder_reproduces_the_crlf_golden_bitstream(arch):
-    model = load_model(DATA / f"golden-{arch}")
-    blob, head, _ = codec.encode((DATA / "golden-crlf.txt").read_bytes(), model, codec.Settings(), segment=128)
-    assert head.crlf and blob == (DATA / f"golden-{arch}-crlf-v{fmt.VERSION}.lmz").read_bytes()
-
-
-@pytest.mark.parametrize("arch", ["gpt", "lstm"])
-def test_encoder_reproduces_the_mix_golden_bitstream(arch):
-    model = load_model(DATA / f"golden-{arch}")
-    blob, head, _ = codec.encode(ORIGINAL * 2, model, codec.Settings(mix=True), segment=MIX_SEGMENT)
-    assert head.mix and blob == (DATA / f"golden-{arch}-mix-v{fmt.VERSION}.lmz").read_bytes()
-
-
-@pytest.mark.parametrize("arch", ["gpt", "lstm"])
-def test_encoder_reproduces_the_adapt_golden_bitstream(arch):
-    model = load_model(DATA / f"golden-{arch}")
-    settings = codec.Settings(adapt=AdaptConfig(1e-3, 16))
-    blob, head, _ = codec.encode(ORIGINAL * 2, model, settings, segment=300)
-    assert head.adapt and head.adapt_block == 16 and head.adapt_lr == pytest.approx(1e-3)
-    assert blob == (DATA / f"golden-{arch}-adapt-v{fmt.VERSION}.lmz").read_bytes()
-
-
-@pytest.mark.parametrize("arch", ["gpt", "lstm"])
-def test_encoder_reproduces_the_learn_from_scratch_golden_bitstream(arch):
-    """Seeded random weights must stay the same forever: old files rebuild their model from the seed."""
-    model = registry.scratch(f"{arch}-nano", 7)
-    blob, head, _ = codec.encode(ORIGINAL * 2, model, codec.Settings(adapt=AdaptConfig(1e-3, 16)), segment=300)
-    assert head.seed == 7 and head.model_name == f"{arch}-nano"
-    assert blob == (DATA / f"golden-{arch}-seed-v{fmt.VERSION}.lmz").read_bytes()
-
-
-@pytest.mark.parametrize("arch", ["gpt", "lstm"])
-@NEEDS_BF16
-def test_encoder_reproduces_the_bf16_golden_bitstream(arch):
-    model = load_model(DATA / f"golden-{arch}")
-    blob, head, _ = codec.encode(ORIGINAL, model, codec.Settings(dtype="bfloat16"), segment=128)
-    assert head.dtype == "bfloat16"
-    assert blob == (DATA / f"golden-{arch}-bf16-v{fmt.VERSION}.lmz").read_bytes()
-
-
-def test_version_1_files_are_still_read():
-    head = fmt.unpack((DATA / "golden-gpt-v1.lmz").read_bytes())[0]
-    assert head.version == 1 and head.groups == 1
-
-
-def test_golden_model_id_is_stable():
+def test_golden_model_id_and_layout_are_stable():
     model = load_model(DATA / "golden-gpt")
-    head = fmt.unpack((DATA / f"golden-gpt-v{fmt.VERSION}.lmz").read_bytes())[0]
+    head = fmt.unpack(golden_path("gpt", "").read_bytes())[0]
     assert head.model_id == model.model_id
-    assert head.segment_length == 128 and head.n_segments == 5 and head.threads == 1
+    assert head.segment_length == 128 and head.n_segments == 5 and head.groups == 1
+    assert fmt.unpack(golden_path("gpt", "-groups2").read_bytes())[0].groups == 2
+
+
+@pytest.mark.parametrize("version", range(1, 8))
+def test_pre_release_formats_are_refused_with_one_clear_line(version):
+    blob = bytearray(golden_path("gpt", "").read_bytes())
+    blob[4] = version
+    with pytest.raises(fmt.FormatError, match=f"pre-release lmzip, format {version}: decode it with lmzip 0.1.0 "
+                                              "on the machine that wrote it"):
+        fmt.unpack(bytes(blob))

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from lmzip import codec, mix, mix_v6
+from lmzip import codec, mix
 from lmzip import format as fmt
+from lmzip.settings import Settings
 from tests.conftest import TEXT
 
-MIX = codec.Settings(mix=True)
+MIX = Settings(mix=True)
 
 
 def test_mix_round_trips(byte_model, bpe_model):
     for model in (byte_model, bpe_model):
         for data in (TEXT, TEXT[:50], bytes(range(256)) * 3):
-            blob, head, _ = codec.encode(data, model, MIX, segment=200)
+            blob, head, _ = codec.encode(data, model, Settings(mix=True, segment=200))
             assert head.mix or head.stored
             assert codec.decode(*fmt.unpack(blob), model) == data
 
@@ -23,8 +24,8 @@ def test_mix_makes_repeats_cheaper(gpt_model):
     rng = np.random.default_rng(0)
     block = bytes(rng.integers(97, 123, 400, dtype=np.uint8))  # unpredictable for the model...
     data = block * 4  # ...until it repeats
-    plain = codec.encode(data, gpt_model, codec.Settings(), segment=len(data))[0]
-    mixed = codec.encode(data, gpt_model, MIX, segment=len(data))[0]
+    plain = codec.encode(data, gpt_model, Settings(segment=len(data)))[0]
+    mixed = codec.encode(data, gpt_model, Settings(mix=True, segment=len(data)))[0]
     assert len(mixed) < 0.5 * len(plain)
 
 
@@ -34,27 +35,34 @@ def test_repeats_in_other_segments_are_found(gpt_model):
     block = bytes(rng.integers(97, 123, 300, dtype=np.uint8))
     data = block + bytes(rng.integers(97, 123, 100, dtype=np.uint8)) + block  # a repeat, 400 bytes apart
     bits = {}
-    for name, settings in (("plain", codec.Settings()), ("mix", MIX), ("v6", codec.Settings(mix=True, mix_v6=True))):
-        bits[name] = codec.encode(data, gpt_model, settings, segment=350)[2]  # two segments side by side
+    for name, mixing in (("plain", False), ("mix", True)):
+        bits[name] = codec.encode(data, gpt_model, Settings(mix=mixing, segment=350))[2]  # two segments side by side
     assert bits["mix"] < 0.65 * bits["plain"]  # the second block costs almost nothing (measured: 0.59)
-    assert bits["v6"] > 0.95 * bits["plain"]  # the older model saw only each segment's own history
+
+
+def _uniform(rows: int, vocab: int) -> np.ndarray:
+    total = (1 << 24) - vocab
+    counts = np.full((rows, vocab), total // vocab, dtype=np.float32)
+    counts[:, 0] += total - counts[0].sum()
+    return counts
 
 
 def _feed(m, toks: np.ndarray, lengths: np.ndarray, vocab: int = 16) -> np.ndarray:
     """Step a mixer through ``toks`` (already filled in) and return its rows at the last step."""
     rows = np.arange(len(lengths))
     for t in range(toks.shape[1] + 1):
-        out = m.mix(t, rows, np.full((len(rows), vocab), 1 / vocab, dtype=np.float32))
+        out = m.mix(t, rows, _uniform(len(rows), vocab))
         if t < toks.shape[1]:
             m.update(t, rows)
     return out  # the rows predicting the step after the last
 
 
-def test_match_model_predicts_the_continuation():
-    for module in (mix, mix_v6):
-        toks = np.array([[5, 6, 7, 8, 9, 5, 6, 7]])
-        rows = _feed(module.MatchMixer(toks, np.array([8])), toks, np.array([8]))
-        assert int(np.argmax(rows[0])) == 8 and rows[0, 8] > 1 / 16, module.__name__
+def test_match_model_predicts_the_continuation_and_keeps_the_counts_exact():
+    toks = np.array([[5, 6, 7, 8, 9, 5, 6, 7]])
+    rows = _feed(mix.MatchMixer(toks, np.array([8])), toks, np.array([8]))
+    assert int(np.argmax(rows[0])) == 8 and rows[0, 8] > rows[0].sum() / 16
+    assert rows.dtype == np.float32 and rows[0].astype(np.int64).sum() == (1 << 24) - 16  # still coder-ready
+    assert np.all(rows == np.round(rows)) and rows.min() >= 0
 
 
 def test_a_match_runs_on_into_the_next_segment():
