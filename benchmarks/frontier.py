@@ -6,7 +6,8 @@ window 256) and trains on the same text for the same budget: 250 AdamW steps of 
 tokens (1.02 M tokens, ~3.1 MB of text; byte-level variants see the same text, 3x the tokens),
 seed 0, one thread, bf16 autocast. Then each model codes the same 64 KB of English (the first
 64 KB of alice29.txt; bench text is coded, never trained on) in one process with one thread, in
-float32 and with bf16 matrix products, and is timed both ways.
+the exact integer arithmetic of format 8 (frontier.json's earlier rows were timed in format 7's
+float32 and bf16 arithmetic; `measure --only` re-times rows as "exact").
 
     .venv/bin/python benchmarks/frontier.py train NAME    # one variant -> runs/cmp/NAME (resumable)
     .venv/bin/python benchmarks/frontier.py measure       # every trained variant -> results/frontier.*
@@ -52,12 +53,13 @@ from lmzip import codec, format as fmt
 from lmzip.checkpoint import load_model
 lm = load_model(sys.argv[1]); data = open(sys.argv[2], "rb").read()[:65536]
 out = {}
-for dt in ("float32", "bfloat16"):
-    s = codec.Settings(dtype=dt)
+from lmzip.settings import Settings
+for arith in ("exact",):
+    s = Settings(groups=1)
     codec.encode(data[:2000], lm, s)  # warm-up
-    t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, s, groups=1); t1 = time.perf_counter()
+    t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, s, workers=1); t1 = time.perf_counter()
     back = codec.decode(*fmt.unpack(blob), lm, workers=1); t2 = time.perf_counter()
-    out[dt] = {"bpb": 8 * len(blob) / len(data), "compress_kbps": len(data) / 1e3 / (t1 - t0),
+    out[arith] = {"bpb": 8 * len(blob) / len(data), "compress_kbps": len(data) / 1e3 / (t1 - t0),
                "decompress_kbps": len(data) / 1e3 / (t2 - t1), "verified": back == data}
 print(json.dumps(out))
 """
@@ -110,7 +112,7 @@ def measure(text: Path, only: list[str] | None = None) -> None:
                      "text_bytes_seen": round(tr["tokens_seen"] * tr["bytes_per_token"]),
                      "valid_bpb": tr["valid_bpb"], "train_tokens_per_s": sum(tps) / len(tps) if tps else None,
                      **json.loads(r.stdout)})
-        print(name, rows[-1]["valid_bpb"], rows[-1]["bfloat16"], flush=True)
+        print(name, rows[-1]["valid_bpb"], rows[-1].get("exact"), flush=True)
     (OUT / "frontier.json").write_text(json.dumps({"text": str(text.relative_to(ROOT)), "bytes": 65536,
                                                    "rows": rows}, indent=1) + "\n")
     (OUT / "frontier.md").write_text(markdown(rows))
@@ -122,7 +124,7 @@ def markdown(rows: list[dict]) -> str:
     lines = ["| variant | what | params | valid bpb | alice 64 KB bpb | KB/s fp32 c/d | KB/s bf16 c/d | "
              "train tok/s |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        f, b = r["float32"], r["bfloat16"]
+        f, b = r.get("float32", r.get("exact")), r.get("bfloat16", r.get("exact"))
         tps = f"{r['train_tokens_per_s']:,.0f}" if r["train_tokens_per_s"] else "–"
         lines.append(f"| {r['name']} | {r['what']} | {r['params'] / 1e6:.2f} M | {r['valid_bpb']:.3f} | "
                      f"{b['bpb']:.3f} | {f['compress_kbps']:.1f} / {f['decompress_kbps']:.1f} | "
@@ -144,7 +146,7 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     cmp = [r for r in rows if r["name"] in VARIANTS]
-    pts = [(r["bfloat16"]["compress_kbps"], r["valid_bpb"]) for r in cmp]
+    pts = [(r.get("bfloat16", r.get("exact"))["compress_kbps"], r["valid_bpb"]) for r in cmp]
     fig, ax = plt.subplots(figsize=(8, 5.5))
     for r, (s, b) in zip(cmp, pts, strict=True):
         ax.scatter(s, b, color="tab:orange" if r["model"]["arch"] == "lstm" else "tab:blue", zorder=3)

@@ -43,20 +43,17 @@ def main() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lmzip import codec, registry
-    from lmzip.adapt import FROM_SCRATCH, SCRATCH_ROWS, AdaptConfig
+    from lmzip import registry
     from lmzip.explain import explain
+    from lmzip.settings import Settings
 
     data = Path(args.file).read_bytes()
-    dt = codec.default_dtype("cpu", False)  # what `lmzip compress` uses; --adapt always codes in float32
-    modes = {"static": codec.Settings(dtype=dt), "mix": codec.Settings(dtype=dt, mix=True),
-             "adapt": codec.Settings(adapt=AdaptConfig()), "adapt+mix": codec.Settings(adapt=AdaptConfig(), mix=True)}
+    modes = {"static": Settings.make(), "mix": Settings.make(mix=True), "adapt": Settings.make(adapt=True),
+             "adapt+mix": Settings.make(adapt=True, mix=True)}  # what `lmzip compress` uses
 
     runs = [(registry.load(n), mode, st, None) for n in args.models.split(",") for mode, st in modes.items()]
     for n in filter(None, args.scratch.split(",")):  # the +scratch benchmark rows' settings
-        lm = registry.scratch(n, 0)
-        seg = codec.segment_length(len(lm.tokenizer.encode(data)), 1, SCRATCH_ROWS)  # as lmzip compress --seed
-        runs.append((lm, "scratch", codec.Settings(adapt=FROM_SCRATCH), seg))
+        runs.append((registry.scratch(n, 0), "scratch", Settings.make(adapt=True, seed=0), None))
     results = {}
     fig, ax = plt.subplots(figsize=(8, 4.8))
     for model, mode, settings, seg in runs:

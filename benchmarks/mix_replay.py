@@ -3,7 +3,8 @@
 The static model's rows do not depend on the mixing, so each file is stepped once (as the codec
 steps it: same segments, same batch) and its rows kept (4 bytes x vocabulary per token: ~0.8 GB
 for alice29.txt); each mixer is then replayed over them. Ideal bits (Σ -log2 p of the mixed rows):
-a tool for choosing settings, not the coded size (`lmzip bench` measures that).
+a tool for choosing settings, not the coded size (`lmzip bench` measures that). The per-segment
+match model of formats 4-6 was removed with those formats; its figures stay in mix_replay.md.
 
     python benchmarks/mix_replay.py [--model gpt-wide] FILE... > benchmarks/results/mix_replay.md
 """
@@ -15,25 +16,24 @@ from pathlib import Path
 
 import numpy as np
 
-from lmzip import codec, mix, mix_v6, registry, transform
+from lmzip import codec, mix, registry
+from lmzip.settings import Settings
 
 
 def model_rows(model, data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The file's segments, their lengths and every step's rows, computed by the codec's own step loop."""
-    tokens = np.array(model.tokenizer.encode(transform.prepare(data)[0]))
-    lengths = codec._layout(len(tokens), codec.segment_length(len(tokens)))
-    segs = codec._segments(tokens, lengths)
-    rows = []
+    rows, B = [], [0]
 
-    def keep(t: int, active: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        rows.append(np.zeros((len(lengths), probs.shape[1]), dtype=np.float32))
-        rows[-1][active] = probs
-        return segs[active, t]
+    def keep(t: int, active: np.ndarray, counts: np.ndarray, sym: np.ndarray) -> None:
+        B[0] = max(B[0], len(active))
+        rows.append((active, counts.copy(), sym))
 
-    settings = codec.Settings(dtype=codec.default_dtype("cpu", False))  # as `lmzip compress` codes statically
-    with codec.computation(settings):
-        codec._lockstep(model, lengths, settings, keep, None)
-    return segs, lengths, np.stack(rows)
+    tokens, _, layout = codec.trace(data, model, Settings(), keep)  # as `lmzip compress` codes statically
+    segs = layout.segments(np.asarray(tokens))
+    full = np.zeros((len(rows), len(layout.lengths), rows[0][1].shape[1]), dtype=np.float32)
+    for t, (active, counts, _) in enumerate(rows):
+        full[t, active] = counts
+    return segs, layout.lengths, full
 
 
 def replay(module, segs: np.ndarray, lengths: np.ndarray, rows: np.ndarray) -> float:
@@ -47,7 +47,7 @@ def replay(module, segs: np.ndarray, lengths: np.ndarray, rows: np.ndarray) -> f
         if mixer:
             p = mixer.mix(t, active, p)
         sym = segs[active, t]
-        bits -= float(np.log2(p[np.arange(len(active)), sym] / p.sum(1)).sum())
+        bits -= float(np.log2((p[np.arange(len(active)), sym] + 1) / (1 << 24)).sum())
         toks[active, t] = sym
         if mixer:
             mixer.update(t, active)
@@ -60,7 +60,7 @@ def main() -> None:
     ap.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args()
     model = registry.load(args.model)
-    designs = {"model alone": None, "per-segment (format 4-6)": mix_v6, "file-wide (format 7)": mix}
+    designs = {"model alone": None, "file-wide match model": mix}
     print(f"Ideal bits per byte, {args.model}'s rows replayed (benchmarks/mix_replay.py)\n")
     print("| file | bytes | " + " | ".join(designs) + " |\n|---|---:|" + "---:|" * len(designs))
     total = dict.fromkeys(designs, 0.0)

@@ -1,10 +1,11 @@
 """Coding speed and peak memory of every preset, shipped model and coding mode on this machine.
 
 Each measurement runs in a fresh process (so its peak memory is its own) with one thread:
-compress, then decompress and verify; shipped models also with two processes (two segment
-groups, as `lmzip compress` does on inputs over PARALLEL_FROM tokens) and in every mode (static,
-+mix, +adapt, +adapt+mix). Presets without a shipped model run with random weights (their speed is
-real, their bits per byte are not), and once learning from scratch. Writes
+compress, then decompress and verify; shipped models also with two worker processes (the file's
+segment groups, which follow from the input size, coded two at a time, as `lmzip compress` does on
+two cores) and in every mode (static, +mix, +adapt, +adapt+mix). Presets without a shipped model
+run with random weights (their speed is real, their bits per byte are not), and once learning from
+scratch. Writes
 benchmarks/results/speed.{json,md}.
 
     .venv/bin/python benchmarks/speed.py [--file corpora/canterbury/alice29.txt]
@@ -28,28 +29,29 @@ import json, sys, time, resource
 import torch
 torch.manual_seed(0)
 from lmzip import codec, registry, format as fmt
-from lmzip.adapt import AdaptConfig
+from lmzip.settings import Settings
 from lmzip.checkpoint import from_predictor
 from lmzip.model import build_model, config_from_dict
 from lmzip.tokenizer import ByteTokenizer
 kind, name, mode, procs, path = sys.argv[1:6]
-procs, rows = int(procs), None
+procs = int(procs)
 if kind == "model":
     lm = registry.load(name)
 elif kind == "scratch":
-    lm, rows = registry.scratch(name, 0), 16  # as the +scratch benchmark rows: 16 segments side by side
+    lm = registry.scratch(name, 0)  # as the +scratch benchmark rows
 else:
     p = registry.PRESETS[name]
     tok = ByteTokenizer() if p.tokenizer == "bytes" else registry.load().tokenizer
     lm = from_predictor(build_model(config_from_dict(dict(p.model, vocab_size=tok.vocab_size))), tok, name)
-adapt = AdaptConfig(3e-3, 8) if kind == "scratch" else AdaptConfig() if "adapt" in mode else None
-# what `lmzip compress` uses: bf16 matrix products where the CPU has them, float32 when adapting
-settings = codec.Settings(dtype=codec.default_dtype("cpu", adapt is not None), mix="mix" in mode, adapt=adapt)
+# what `lmzip compress` uses for these options
+settings = Settings.make(mix="mix" in mode, adapt=kind == "scratch" or "adapt" in mode,
+                         seed=0 if kind == "scratch" else None)
 data = open(path, "rb").read()
-t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings, groups=procs, rows=rows)
+t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings, workers=procs)
 t1 = time.perf_counter()
 out = codec.decode(*fmt.unpack(blob), lm, workers=procs); t2 = time.perf_counter()
-print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, "dtype": settings.dtype,
+print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, "groups": head.groups,
+  "arithmetic": "exact" if head.portable else "float32",
   "bytes": len(data), "compressed": len(blob), "stored": head.stored,
   "segments": head.n_segments, "ideal_bits": bits, "compress_kbps": len(data) / 1e3 / (t1 - t0),
   "decompress_kbps": len(data) / 1e3 / (t2 - t1), "verified": out == data, "params": lm.predictor.num_params(),
@@ -95,12 +97,13 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "speed.json").write_text(json.dumps({"file": Path(args.file).name, "rows": rows}, indent=1) + "\n")
     lines = [f"Coding speed on {Path(args.file).name}, one thread per process (benchmarks/speed.py).", "",
-             "| model | weights | mode | processes | dtype | params | bpb | compress KB/s | decompress KB/s | "
-             "peak MiB (main process) |", "|---|---|---|---:|---|---:|---:|---:|---:|---:|"]
+             "| model | weights | mode | processes | groups | arithmetic | params | bpb | compress KB/s | "
+             "decompress KB/s | peak MiB (main process) |", "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|"]
     weights = {"model": "shipped", "preset": "random (speed only)", "scratch": "random, learns from scratch"}
     for x in rows:
         bpb = f"{8 * x['compressed'] / x['bytes']:.3f}" if x["kind"] != "preset" else "–"
-        lines.append(f"| {x['name']} | {weights[x['kind']]} | {x['mode']} | {x['processes']} | {x['dtype']} | "
+        lines.append(f"| {x['name']} | {weights[x['kind']]} | {x['mode']} | {x['processes']} | {x.get('groups', '')} | "
+                     f"{x.get('arithmetic', x.get('dtype', ''))} | "
                      f"{x['params'] / 1e6:.2f} M | {bpb} | {x['compress_kbps']:.1f} | {x['decompress_kbps']:.1f} | "
                      f"{x['peak_mib']:.0f} |")
     (out / "speed.md").write_text("\n".join(lines) + "\n")

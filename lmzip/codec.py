@@ -126,7 +126,7 @@ def trace(data: bytes, model: LoadedModel, settings: Settings, visit: Visit) -> 
     """Run the coder's own computation over ``data`` without coding: ``visit(t, rows, counts, tokens)``
     sees each step's rows (what explain shows). Returns the tokens, the CRLF flag and the layout."""
     text, crlf = transform.prepare(data)
-    tokens = model.tokenizer.encode(text)
+    tokens = list(model.tokenizer.encode(text))
     if not tokens:
         return tokens, crlf, Layout(np.zeros(0, dtype=np.int64), 1)
     seg, _ = settings.layout(len(tokens))
@@ -194,7 +194,7 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
         raise IntegrityError("the tokenizer does not round-trip this input")
     head = header(data, model, settings)
     if len(tokens) == 0:
-        return _stored(data), head, 0.0
+        return (*_stored(data), 0.0)
     head.crlf, head.n_tokens = crlf, len(tokens)
     head.segment_length, head.groups = settings.layout(len(tokens))
     layout = Layout.of(len(tokens), head.segment_length, head.groups)
@@ -205,7 +205,7 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     payload = join_streams([r[0] for r in results])
     bits = sum(r[1] for r in results)
     if len(payload) >= len(data):  # coding would not shrink it: store the input as it is
-        return _stored(data), head, bits
+        return (*_stored(data), bits)
     head.payload_length = len(payload)
     return head.pack() + payload, head, bits
 
@@ -222,9 +222,10 @@ def _group_done(progress: Progress | None, lengths: np.ndarray, bounds: list[tup
     return done
 
 
-def _stored(data: bytes) -> bytes:
+def _stored(data: bytes) -> tuple[bytes, Header]:
     """The input as it is, behind a header that says so."""
-    return Header(len(data), crc32(data), stored=True, payload_length=len(data)).pack() + data
+    head = Header(len(data), crc32(data), stored=True, payload_length=len(data))
+    return head.pack() + data, head
 
 
 def settings_of(head: Header, device: str = "cpu") -> Settings:

@@ -66,6 +66,12 @@ def prepare_tokenizer(spec: str, files: list[Path], sample_bytes: int = 24 << 20
         raise LmzipError(f"{spec}: not a tokenizer (bytes, bpe<N> or a tokenizer.json): {e}") from e
 
 
+def _bf16_here(dev_type: str, is_lstm: bool) -> bool:
+    """bf16 autocast where the device runs it: oneDNN has no bf16 LSTM on CPUs without avx512_bf16
+    (it fails to create the primitive), so such CPUs train the LSTM in float32."""
+    return dev_type == "cuda" or not is_lstm or torch.cpu._is_avx512_bf16_supported()
+
+
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """Linear warm-up, then cosine decay to min_lr_frac * lr at the last step."""
     if step < cfg.warmup:
@@ -202,7 +208,7 @@ def train(cfg: TrainConfig, tok: Tokenizer, on_log: Callable[[dict[str, Any]], N
         for g in opt.param_groups:
             g["lr"] = lr_at(step, cfg)
         dev_type = "cuda" if cfg.device.startswith("cuda") else "cpu"
-        with torch.autocast(dev_type, dtype=torch.bfloat16, enabled=cfg.bf16):
+        with torch.autocast(dev_type, dtype=torch.bfloat16, enabled=cfg.bf16 and _bf16_here(dev_type, is_lstm)):
             if is_lstm:
                 if lstm_state is not None:
                     keep = torch.from_numpy(~reset).to(cfg.device)[None, :, None].float()

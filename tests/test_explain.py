@@ -19,7 +19,7 @@ from tests.conftest import TEXT
 def test_costs_are_what_the_coder_pays(byte_model):
     data = TEXT[:600]
     ex = explain(data, byte_model, segment=100)
-    blob, head, ideal = codec.encode(data, byte_model, codec.Settings(), segment=100)
+    blob, head, ideal = codec.encode(data, byte_model, codec.Settings(segment=100))
     assert not head.stored and b"".join(ex.pieces) == data
     payload_bits = 8 * (len(blob) - head.size)
     assert payload_bits - 64 <= ex.bits.sum() <= payload_bits  # only the coder's final flush is extra

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +15,7 @@ SETTINGS = codec.Settings()
 
 
 def roundtrip(data: bytes, model, segment=None, coded: bool | None = None) -> fmt.Header:
-    blob, head, _ = codec.encode(data, model, SETTINGS, segment=segment)
+    blob, head, _ = codec.encode(data, model, replace(SETTINGS, segment=segment))
     h, payload = fmt.unpack(blob)
     if coded is not None:
         assert h.stored is not coded
@@ -71,15 +72,31 @@ def test_longer_than_the_context(byte_model):
 
 
 def test_segment_length_policy():
-    assert codec.segment_length(10) == 10
-    assert codec.segment_length(5000) == codec.MIN_SEGMENT
-    big = codec.MIN_SEGMENT * codec.MAX_BATCH * 3
-    assert -(-big // codec.segment_length(big)) <= codec.MAX_BATCH
+    from lmzip import settings as st
+
+    assert st.segment_length(10) == 10
+    assert st.segment_length(5000) == st.MIN_SEGMENT
+    big = st.MIN_SEGMENT * st.MAX_BATCH * 3
+    assert -(-big // st.segment_length(big)) <= st.MAX_BATCH
+
+
+def test_the_layout_follows_the_input_never_the_machine(monkeypatch):
+    """Same input, same file: the groups come from the input size, not the core count."""
+    from lmzip import parallel
+    from lmzip import settings as st
+
+    small, big = st.PARALLEL_FROM - 1, 200_000
+    assert st.Settings().layout(small)[1] == 1
+    seg, groups = st.Settings().layout(big)
+    assert groups == min(st.MAX_GROUPS, -(-big // seg) // st.ROWS_PER_GROUP) > 1
+    for cores in (1, 2, 16):
+        monkeypatch.setattr(parallel, "default_workers", lambda c=cores: c)
+        assert st.Settings().layout(big) == (seg, groups)
 
 
 @pytest.mark.parametrize("groups", [2, 3, 7])
 def test_groups_round_trip_in_process(gpt_model, groups):
-    blob, head, _ = codec.encode(TEXT * 2, gpt_model, SETTINGS, segment=100, groups=groups)
+    blob, head, _ = codec.encode(TEXT * 2, gpt_model, replace(SETTINGS, segment=100, groups=groups))
     assert head.groups == groups and not head.stored
     assert codec.decode(*fmt.unpack(blob), gpt_model) == TEXT * 2
 
@@ -88,22 +105,22 @@ def test_groups_in_worker_processes_match_in_process(model_dir):
     from lmzip.checkpoint import load_model
 
     model = load_model(model_dir)  # has a path: groups run in spawned workers
-    blob, head, _ = codec.encode(TEXT * 2, model, SETTINGS, segment=100, groups=2)
+    blob, head, _ = codec.encode(TEXT * 2, model, replace(SETTINGS, segment=100, groups=2))
     model.path, saved = None, model.path  # the same groups in this process give the same bytes
-    blob2, _, _ = codec.encode(TEXT * 2, model, SETTINGS, segment=100, groups=2)
+    blob2, _, _ = codec.encode(TEXT * 2, model, replace(SETTINGS, segment=100, groups=2))
     assert blob == blob2
     model.path = saved
     assert codec.decode(*fmt.unpack(blob), model, workers=2) == TEXT * 2
 
 
-def test_more_groups_than_workers_in_bf16(model_dir):
+def test_more_groups_than_workers(model_dir):
     from lmzip.checkpoint import load_model
 
     model = load_model(model_dir)
-    bf16 = codec.Settings(dtype="bfloat16")
-    blob, head, _ = codec.encode(TEXT * 2, model, bf16, segment=100, groups=3)  # this process + 1 worker
-    assert head.groups == 3 and head.dtype == "bfloat16"
+    settings = codec.Settings(segment=100, groups=3)
+    blob, head, _ = codec.encode(TEXT * 2, model, settings, workers=2)  # this process + 1 worker
+    assert head.groups == 3
     model.path, saved = None, model.path
-    assert codec.encode(TEXT * 2, model, bf16, segment=100, groups=3)[0] == blob
+    assert codec.encode(TEXT * 2, model, settings)[0] == blob
     model.path = saved
     assert codec.decode(*fmt.unpack(blob), model, workers=3) == TEXT * 2

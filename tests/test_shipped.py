@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ def test_a_shipped_model_round_trips_english_at_a_trained_models_rate(name):
     lm = registry.load(name)
     assert lm.model_id.hex() == registry.available()[name][1]["id"]
     data = ALICE[20000:24000]
-    blob, head, _ = codec.encode(data, lm, codec.Settings(), groups=1)
+    blob, head, _ = codec.encode(data, lm, codec.Settings(groups=1))
     assert codec.decode(*format.unpack(blob), lm, workers=1) == data
     # random weights would cost ~12 bits a token, ~3.9 bits per byte; the shipped models pay ~2
     assert not head.stored and 8 * len(blob) / len(data) < 2.6
@@ -34,8 +35,8 @@ def test_a_shipped_model_learns_and_mixes_while_coding_and_decodes_exactly(name)
     lm = registry.load(name)
     data = ALICE[30000:30600] * 2  # the repeat is what the match model and the learning should catch
     settings = codec.Settings(mix=True, adapt=adapt.defaults(scratch=False))
-    blob, head, _ = codec.encode(data, lm, settings, groups=1)
+    blob, head, _ = codec.encode(data, lm, replace(settings, groups=1))
     assert head.adapt and head.mix
     assert codec.decode(*format.unpack(blob), lm, workers=1) == data
-    static = codec.encode(data, lm, codec.Settings(), groups=1)[0]
+    static = codec.encode(data, lm, codec.Settings(groups=1))[0]
     assert len(blob) < 0.75 * len(static)
