@@ -25,10 +25,27 @@ under every CPU kernel family, oneDNN ISA and thread count and compares a digest
 from __future__ import annotations
 
 import decimal
+import os
 from functools import cache
 
 import torch
 from torch import Tensor
+
+from . import kernels
+
+# the compiled kernels (lmzip.kernels) do on the CPU what the torch code below does anywhere, bit for
+# bit; LMZIP_REFERENCE=1 runs the torch code on the CPU too (tests compare the two)
+FAST = kernels.AVAILABLE and not os.environ.get("LMZIP_REFERENCE")
+
+
+def _fast(x: Tensor) -> bool:
+    return FAST and x.device.type == "cpu" and x.dtype == torch.float64 and x.dim() >= 2
+
+
+def _rows(x: Tensor):
+    """x as a C-contiguous [rows, last dim] numpy array (a view where it can be)."""
+    return x.reshape(-1, x.shape[-1]).contiguous().numpy()
+
 
 ARITH = 1  # the arithmetic version this module implements; recorded in every format-8 file
 FRAC = 16  # fixed point of the residual stream and the layer outputs: real = integer / 2^FRAC
@@ -132,6 +149,9 @@ def apply_table(name: str, x: Tensor) -> Tensor:
     the table f saturates (sigmoid, tanh) or is the identity / zero (GELU)."""
     table = _fine_table(name, str(x.device))
     n = TABLE_RANGE << FINE_BITS
+    if _fast(x):
+        return torch.from_numpy(kernels.table(_rows(x), table.numpy(), n, FRAC - FINE_BITS,
+                                              name == "gelu")).view(x.shape)
     idx = torch.round(x / (1 << (FRAC - FINE_BITS))).clamp_(-n, n).add_(n)  # exact: power-of-two division
     y = table.index_select(0, idx.long().view(-1)).view(x.shape)
     if name == "gelu":
@@ -185,10 +205,19 @@ def _cos_sin(a: decimal.Decimal, c: decimal.Context) -> tuple[decimal.Decimal, d
 # ---------------------------------------------------------------------------- quantized operations
 
 
+def div(a: Tensor, b: Tensor) -> Tensor:
+    """a / b element by element, one correctly rounded division each. Both must be tensors of the
+    same shape: torch divides by a Python scalar as a multiplication by its rounded reciprocal, and
+    ``scalar / tensor`` as a reciprocal and a multiplication (two roundings, backend-dependent)."""
+    assert isinstance(a, Tensor) and isinstance(b, Tensor)
+    return torch.div(a, b)
+
+
 def quantize_weight(w: Tensor) -> tuple[Tensor, Tensor]:
     """Per output row: integers in ±WQ (float32) and the row's scale (float64), w ~ q * scale."""
     w = w.detach().double()
-    scale = w.abs().amax(dim=-1) / WQ
+    scale = w.abs().amax(dim=-1)
+    scale = div(scale, torch.full_like(scale, WQ))
     scale = torch.where(scale > 0, scale, torch.ones_like(scale))
     q = torch.round(w / scale[:, None])
     return q.float().contiguous(), scale
@@ -196,8 +225,11 @@ def quantize_weight(w: Tensor) -> tuple[Tensor, Tensor]:
 
 def quantize_rows(x: Tensor) -> tuple[Tensor, Tensor]:
     """Per row of a float64 tensor: integers in ±ACT (float32) and the row's max |x| (x ~ q * m / ACT)."""
+    if _fast(x):
+        q, m = kernels.quantize_rows(_rows(x), float(ACT))
+        return torch.from_numpy(q).view(x.shape), torch.from_numpy(m).view(*x.shape[:-1], 1)
     m = x.abs().amax(dim=-1, keepdim=True)
-    inv = ACT / torch.where(m > 0, m, torch.ones_like(m))  # one division per row
+    inv = div(torch.full_like(m, ACT), torch.where(m > 0, m, torch.ones_like(m)))  # one division per row
     return torch.round(x * inv).float(), m
 
 
@@ -224,7 +256,7 @@ class QLinear:
 
     def __init__(self, weight: Tensor, bias: Tensor | None = None, in_bits: int = FRAC, out_bits: int = FRAC):
         self.w, scale = quantize_weight(weight)
-        self.coef = scale * (1 << out_bits) / (ACT * (1 << in_bits))  # acc * m * coef = y * 2^out_bits
+        self.coef = div(scale * (1 << out_bits), torch.full_like(scale, ACT * (1 << in_bits)))  # acc*m*coef = y*2^out
         self.bias = fixed(bias, out_bits) if bias is not None else None
 
     def to(self, device: str) -> QLinear:
@@ -234,6 +266,12 @@ class QLinear:
 
     def __call__(self, x: Tensor) -> Tensor:
         """x: fixed-point float64 [..., K] (2^in_bits per unit) -> fixed-point float64 [..., N]."""
+        if _fast(x):
+            q, m = quantize_rows(x)
+            bias = self.bias if self.bias is not None else self.coef
+            acc = int_matmul(q, self.w)
+            return torch.from_numpy(kernels.linear_out(_rows(acc), _rows(m), self.coef.numpy(), bias.numpy(),
+                                                       self.bias is not None)).view(acc.shape)
         q, m = quantize_rows(x)
         y = torch.round(int_matmul(q, self.w) * m * self.coef)
         return y + self.bias if self.bias is not None else y
@@ -260,6 +298,12 @@ class QNormLinear:
     def __call__(self, x: Tensor) -> Tensor:
         """x: integer float64 [..., C] -> fixed-point float64 [..., N] (2^out_bits per unit)."""
         C = x.shape[-1]
+        if _fast(x):
+            q, s1, std = kernels.norm_rows(_rows(x), float(ACT))
+            acc = int_matmul(torch.from_numpy(q), self.w)
+            y = kernels.norm_out(acc.numpy(), float(C), s1, self.rowsum.numpy(), self.scale.numpy(), std, self.out,
+                                 self.bias.numpy())
+            return torch.from_numpy(y).view(*x.shape[:-1], y.shape[-1])
         d = C * x - x.sum(-1, keepdim=True)  # C times the centred x: exact integers
         q, _ = quantize_rows(d)
         qd = q.double()
@@ -290,7 +334,10 @@ def softmax_weights(scores: Tensor, mask: Tensor | None = None, bits: int = 16,
 
 
 def counts_from_logits(logits: Tensor) -> Tensor:
-    """Integer logits [B, V] in 1/LOGIT_STEPS nat -> float64 integer counts summing to count_total(V)."""
+    """Integer logits [B, V] in 1/LOGIT_STEPS nat -> integer counts summing to count_total(V)."""
+    if _fast(logits):
+        tab = _exp_table(PRECISION, "cpu").numpy()
+        return torch.from_numpy(kernels.counts(_rows(logits), tab, float(count_total(logits.shape[-1]))))
     top, arg = logits.max(-1, keepdim=True)  # documented: the first largest entry's index
     e = softmax_weights(logits, bits=PRECISION, top=top)  # integers <= 2^24
     return normalize_counts(e, count_total(logits.shape[-1]), arg)

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from . import exact
+from . import exact, kernels
 from .exact import FRAC, QLinear, QNormLinear, apply_table, fixed
 from .model import GPT, LSTMModel, Predictor
 
@@ -162,6 +162,13 @@ class ExactGPT(ExactPredictor):
 
 # ---------------------------------------------------------------------------- LSTM
 
+TABLE_N = exact.TABLE_RANGE << exact.FINE_BITS
+
+
+def _table(name: str):
+    return exact._fine_table(name, "cpu").numpy()
+
+
 
 class ExactLSTM(ExactPredictor):
     """The LSTM of lmzip.model in exact arithmetic: gates by integer tables, state in 1/2^FRAC."""
@@ -189,7 +196,14 @@ class ExactLSTM(ExactPredictor):
         x = self.emb[tokens]
         one = float(1 << FRAC)
         for n in range(self.cfg.n_layer):
-            i, f, g, o = (self.ih[n](x) + self.hh[n](h[n])).chunk(4, dim=-1)  # torch's gate order
+            gates = self.ih[n](x) + self.hh[n](h[n])
+            if exact.FAST and gates.device.type == "cpu":
+                hn, cn = kernels.lstm_cell(gates.numpy(), c[n].contiguous().numpy(), _table("sigmoid"), _table("tanh"),
+                                           TABLE_N, FRAC - exact.FINE_BITS, one)
+                h[n], c[n] = torch.from_numpy(hn), torch.from_numpy(cn)
+                x = h[n]
+                continue
+            i, f, g, o = gates.chunk(4, dim=-1)  # torch's gate order
             i, f, o = apply_table("sigmoid", i), apply_table("sigmoid", f), apply_table("sigmoid", o)
             g = apply_table("tanh", g)
             c[n] = torch.round((f * c[n] + i * g) / one)  # products < 2^53: exact; / 2^FRAC exact

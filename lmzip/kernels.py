@@ -1,0 +1,180 @@
+"""Compiled CPU kernels for the exact arithmetic's element-wise steps (numba, one pass each).
+
+Each kernel performs the very IEEE operations of its reference in lmzip.exact, in the same order
+(numba compiles without fast-math, so LLVM neither fuses a multiply and an add nor reorders a sum),
+so it returns the same bits; tests/test_kernels.py compares every kernel with its reference. The
+references run wherever these cannot (a GPU, or no numba).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    from numba import njit
+except ImportError:  # pragma: no cover - numba is a dependency; the torch references still work
+    njit = None
+
+AVAILABLE = njit is not None
+
+
+def _jit(f):
+    return njit(cache=True, nogil=True)(f) if AVAILABLE else f
+
+
+@_jit
+def quantize_rows(x, act):
+    """Per row: q = rint(x * (act / max|x|)) (float32) and max|x| (float64), as exact.quantize_rows."""
+    R, K = x.shape
+    q = np.empty((R, K), dtype=np.float32)
+    m = np.empty((R, 1), dtype=np.float64)
+    for r in range(R):
+        top = 0.0
+        for k in range(K):
+            a = abs(x[r, k])
+            if a > top:
+                top = a
+        m[r, 0] = top
+        inv = act / (top if top > 0 else 1.0)
+        for k in range(K):
+            q[r, k] = np.rint(x[r, k] * inv)
+    return q, m
+
+
+@_jit
+def norm_rows(x, act):
+    """The prologue of exact.QNormLinear: q of C*x - sum(x), and sum(q), and sqrt of C*sum(q^2) - sum(q)^2."""
+    R, C = x.shape
+    q = np.empty((R, C), dtype=np.float32)
+    s1 = np.empty((R, 1), dtype=np.float64)
+    std = np.empty((R, 1), dtype=np.float64)
+    d = np.empty(C, dtype=np.float64)
+    for r in range(R):
+        s = 0.0
+        for k in range(C):
+            s += x[r, k]
+        top = 0.0
+        for k in range(C):
+            d[k] = C * x[r, k] - s
+            a = abs(d[k])
+            if a > top:
+                top = a
+        inv = act / (top if top > 0 else 1.0)
+        a1 = 0.0
+        a2 = 0.0
+        for k in range(C):
+            v = np.rint(d[k] * inv)
+            q[r, k] = v
+            a1 += v
+            a2 += v * v
+        s1[r, 0] = a1
+        var = C * a2 - a1 * a1
+        std[r, 0] = np.sqrt(var if var > 0 else 1.0)
+    return q, s1, std
+
+
+@_jit
+def linear_out(acc, m, coef, bias, has_bias):
+    """The epilogue of exact.QLinear: rint(acc * m * coef) (+ bias)."""
+    R, N = acc.shape
+    y = np.empty((R, N), dtype=np.float64)
+    for r in range(R):
+        mr = m[r, 0]
+        for n in range(N):
+            v = np.rint(acc[r, n] * mr * coef[n])
+            y[r, n] = v + bias[n] if has_bias else v
+    return y
+
+
+@_jit
+def norm_out(acc, C, s1, rowsum, scale, std, out, bias):
+    """The epilogue of exact.QNormLinear: rint((C*acc - s1*rowsum) * scale / std * out) + bias."""
+    R, N = acc.shape
+    y = np.empty((R, N), dtype=np.float64)
+    for r in range(R):
+        a, sd = s1[r, 0], std[r, 0]
+        for n in range(N):
+            v = C * acc[r, n] - a * rowsum[n]
+            y[r, n] = np.rint(v * scale[n] / sd * out) + bias[n]
+    return y
+
+
+@_jit
+def table(x, tab, n, shift, identity_above):
+    """exact.apply_table: tab[clamp(rint(x / 2^shift), -n, n) + n]; x itself above the range if asked."""
+    R, K = x.shape
+    y = np.empty((R, K), dtype=np.float64)
+    div = float(1 << shift)
+    hi = float(n << shift)
+    for r in range(R):
+        for k in range(K):
+            v = x[r, k]
+            i = np.rint(v / div)
+            if i > n:
+                i = n
+            elif i < -n:
+                i = -n
+            o = tab[int(i) + n]
+            if identity_above and v >= hi:
+                o = v
+            y[r, k] = o
+    return y
+
+
+@_jit
+def counts(logits, exp_tab, total):
+    """exact.counts_from_logits, straight to the coder's float32 rows."""
+    R, V = logits.shape
+    out = np.empty((R, V), dtype=np.float32)
+    e = np.empty(V, dtype=np.float64)
+    last = len(exp_tab) - 1
+    for r in range(R):
+        top = logits[r, 0]
+        arg = 0
+        for v in range(1, V):
+            if logits[r, v] > top:
+                top = logits[r, v]
+                arg = v
+        s = 0.0
+        for v in range(V):
+            d = top - logits[r, v]
+            e[v] = exp_tab[int(d) if d < last else last]
+            s += e[v]
+        cs = 0.0
+        for v in range(V):
+            c = np.floor(e[v] * total / s)
+            out[r, v] = c
+            cs += c
+        out[r, arg] = out[r, arg] + (total - cs)
+    return out
+
+
+@_jit
+def lstm_cell(gates, c, sig, tanh, n, shift, one):
+    """The exact LSTM cell: gates [B, 4H] (i, f, g, o) and c [B, H] -> new h and c (exact.apply_table's
+    lookups, then c = rint((f*c + i*g) / one) and h = rint(o * tanh(c) / one))."""
+    B, H4 = gates.shape
+    H = H4 // 4
+    h_out = np.empty((B, H), dtype=np.float64)
+    c_out = np.empty((B, H), dtype=np.float64)
+    div = float(1 << shift)
+    for b in range(B):
+        for j in range(H):
+            gi = _look(gates[b, j], sig, n, div)
+            gf = _look(gates[b, H + j], sig, n, div)
+            gg = _look(gates[b, 2 * H + j], tanh, n, div)
+            go = _look(gates[b, 3 * H + j], sig, n, div)
+            cn = np.rint((gf * c[b, j] + gi * gg) / one)
+            c_out[b, j] = cn
+            h_out[b, j] = np.rint(go * _look(cn, tanh, n, div) / one)
+    return h_out, c_out
+
+
+@_jit
+def _look(v, tab, n, div):
+    i = np.rint(v / div)
+    if i > n:
+        i = n
+    elif i < -n:
+        i = -n
+    return tab[int(i) + n]
