@@ -233,11 +233,13 @@ def quantize_rows(x: Tensor) -> tuple[Tensor, Tensor]:
     return torch.round(x * inv).float(), m
 
 
-def int_matmul(q: Tensor, w: Tensor) -> Tensor:
-    """q [..., K] times w [N, K] transposed, both integer-valued float32: exact, as float64 [..., N]."""
+def int_matmul(q: Tensor, w: Tensor, exact32: bool = False) -> Tensor:
+    """q [..., K] times w [N, K] transposed, both integer-valued float32: exact, as float64 [..., N]
+    (or, with ``exact32`` and one chunk, as the float32 that already holds it exactly)."""
     K = q.shape[-1]
     if K <= CHUNK:
-        return torch.nn.functional.linear(q, w).double()
+        out = torch.nn.functional.linear(q, w)
+        return out if exact32 else out.double()
     out = None
     for a in range(0, K, CHUNK):
         part = torch.nn.functional.linear(q[..., a : a + CHUNK], w[:, a : a + CHUNK]).double()
@@ -269,7 +271,7 @@ class QLinear:
         if _fast(x):
             q, m = quantize_rows(x)
             bias = self.bias if self.bias is not None else self.coef
-            acc = int_matmul(q, self.w)
+            acc = int_matmul(q, self.w, exact32=True)
             return torch.from_numpy(kernels.linear_out(_rows(acc), _rows(m), self.coef.numpy(), bias.numpy(),
                                                        self.bias is not None)).view(acc.shape)
         q, m = quantize_rows(x)
@@ -300,7 +302,7 @@ class QNormLinear:
         C = x.shape[-1]
         if _fast(x):
             q, s1, std = kernels.norm_rows(_rows(x), float(ACT))
-            acc = int_matmul(torch.from_numpy(q), self.w)
+            acc = int_matmul(torch.from_numpy(q), self.w, exact32=True)
             y = kernels.norm_out(acc.numpy(), float(C), s1, self.rowsum.numpy(), self.scale.numpy(), std, self.out,
                                  self.bias.numpy())
             return torch.from_numpy(y).view(*x.shape[:-1], y.shape[-1])
