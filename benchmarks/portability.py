@@ -5,6 +5,7 @@ Each row is one `lmzip compress` process (the defaults a user gets) followed by 
 Run it at two commits (before and after a format change) on the same machine and compare:
 
     .venv/bin/python benchmarks/portability.py --out benchmarks/results/portability/format8.json
+    .venv/bin/python benchmarks/portability.py --compare DIR   # DIR/format7.json + format8.json -> DIR/comparison.md
 """
 
 from __future__ import annotations
@@ -34,13 +35,56 @@ def _run(args: list[str]) -> tuple[float, int]:
     return float(wall), int(kib)
 
 
+def compare(d: Path) -> str:
+    """Markdown: each row's size in format 7 and format 8, and speed.json's rows side by side if present."""
+    old, new = (json.loads((d / f"format{v}.json").read_text())["rows"] for v in (7, 8))
+    key = lambda r: (r["model"], r["mode"], r["file"])  # noqa: E731
+    o = {key(r): r for r in old}
+    lines = ["Coded size, format 7 (float arithmetic, last commit before format 8) against format 8 (exact "
+             "integer arithmetic), the same machine, `lmzip compress` defaults, every file decompressed and "
+             "compared (benchmarks/portability.py).", "",
+             "| model | mode | file | bytes | format 7 | format 8 | change | bpb 7 | bpb 8 | verified |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|:-:|"]
+    for r in new:
+        if key(r) not in o:
+            continue
+        a = o[key(r)]
+        change = 100 * (r["compressed"] / a["compressed"] - 1)
+        lines.append(f"| {r['model']} | {r['mode']} | {r['file'].split('/')[-1]} | {r['bytes']:,} | "
+                     f"{a['compressed']:,} | {r['compressed']:,} | {change:+.2f}% | "
+                     f"{8 * a['compressed'] / a['bytes']:.4f} | {8 * r['compressed'] / r['bytes']:.4f} | "
+                     f"{'✓' if r['verified'] and a['verified'] else '✗'} |")
+    sp = [d / f"speed-format{v}.json" for v in (7, 8)]
+    if all(p.exists() for p in sp):
+        s7, s8 = ({(x["name"], x["mode"], x["processes"]): x for x in json.loads(p.read_text())["rows"]} for p in sp)
+        lines += ["", "Speed on alice29.txt, KB/s compress / decompress, one thread per process "
+                  "(benchmarks/speed.py at each commit, one after the other on the idle machine).", "",
+                  "| model | mode | processes | format 7 | format 8 | peak MiB 7 / 8 |",
+                  "|---|---|---:|---:|---:|---:|"]
+        for k, b in s8.items():
+            if k in s7:
+                a = s7[k]
+                lines.append(f"| {k[0]} | {k[1]} | {k[2]} | {a['compress_kbps']:.1f} / {a['decompress_kbps']:.1f} | "
+                             f"{b['compress_kbps']:.1f} / {b['decompress_kbps']:.1f} | "
+                             f"{a['peak_mib']:.0f} / {b['peak_mib']:.0f} |")
+    text = "\n".join(lines) + "\n"
+    (d / "comparison.md").write_text(text)
+    return text
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out")
+    ap.add_argument("--compare", type=Path, help="write DIR/comparison.md from DIR's results instead")
     ap.add_argument("--models", default="gpt-wide,lstm-wide")
     ap.add_argument("--modes", default="static,mix,adapt+mix")
     ap.add_argument("--files", default=",".join(FILES))
     args = ap.parse_args()
+    if args.compare:
+        print(compare(args.compare), end="")
+        return
+    if not args.out:
+        ap.error("--out or --compare is needed")
     out = Path(args.out)
     rows = json.loads(out.read_text())["rows"] if out.exists() else []
     git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout

@@ -20,6 +20,8 @@ RSTART, REND = "<!-- roundtrips:start -->", "<!-- roundtrips:end -->"
 ROUNDTRIP = ROOT / "benchmarks" / "results" / "roundtrip"
 MODES = ("static", "mix", "adapt", "adapt+mix", "scratch")  # roundtrip.sh's modes, in the tables' order
 LEARN_FILES = ("alice29.txt", "book1", "tinyshakespeare.txt", "enwik6")  # issue 5: against PPMd order 8
+PSTART, PEND = "<!-- portability:start -->", "<!-- portability:end -->"
+PORTABILITY = ROOT / "benchmarks" / "results" / "portability" / "comparison.md"  # benchmarks/portability.py
 FULL = ROOT / "benchmarks" / "results" / "shared-full-wide" / "results.json"  # xz and gpt-wide, whole files
 FULL_LSTM = FULL.parent.parent / "shared-full-lstm" / "results.json"  # ppmd-o8 among them
 
@@ -140,10 +142,16 @@ def _versus_classic() -> str:
     return head + "; ".join(lines) + "."
 
 
+def portability_section() -> str:
+    """Format 7 against format 8 on one machine: coded sizes and speed (benchmarks/portability.py --compare)."""
+    return f"{PSTART}\n{PORTABILITY.read_text().strip()}\n{PEND}"
+
+
 def updated(readme: str) -> str:
     """The README with its generated sections replaced."""
     for start, end, make in ((START, END, section), (LSTART, LEND, learning_section),
-                             (FSTART, FEND, frontier_section), (RSTART, REND, roundtrip_section)):
+                             (FSTART, FEND, frontier_section), (RSTART, REND, roundtrip_section),
+                             (PSTART, PEND, portability_section)):
         readme = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m, make=make: make(), readme, flags=re.S)
     return readme
 

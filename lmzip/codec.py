@@ -93,8 +93,15 @@ class Layout:
         return out
 
 
-def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code, progress: Progress | None):
-    """Step all segments of a group together; ``code(t, active_rows, counts)`` returns those rows' tokens."""
+AHEAD = 16  # the encoder's passes: positions at once, where the predictor can (memory ~ B x AHEAD x V)
+
+
+def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code, progress: Progress | None,
+              known: np.ndarray | None = None):
+    """Step all segments of a group together; ``code(t, active_rows, counts)`` returns those rows' tokens.
+
+    ``known`` (the encoder's segments) lets a predictor with ``steps`` compute AHEAD steps' counts in
+    one pass: the same integers, since the arithmetic is exact."""
     adapter = Adapter(model.predictor, settings.adapt) if settings.adapt else None
     pred = _FloatCounts(adapter.pred) if adapter else model.exact_for(settings.device)
     B, L = len(lengths), int(lengths.max())
@@ -103,9 +110,18 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
     mixer = mix.MatchMixer(toks, lengths) if settings.mix else None
     inp = torch.full((B,), pred.bos, dtype=torch.long, device=settings.device)
     done, total = 0, int(lengths.sum())
+    ahead = known is not None and hasattr(pred, "steps")
+    if ahead:  # what step t is fed: BOS, then the previous token (0 past a segment's end, as below)
+        feed = np.concatenate([np.full((B, 1), pred.bos, dtype=np.int64), known[:, : L - 1]], axis=1)
     for t in range(L):
-        counts, state = pred.step(inp, state)
-        counts = counts.float().cpu().numpy()  # integers below 2^24: exact in float32
+        if ahead:
+            if t % AHEAD == 0:
+                block, state = pred.steps(torch.from_numpy(feed[:, t : t + AHEAD]).to(settings.device), state)
+                block = block.float().cpu().numpy()
+            counts = block[:, t % AHEAD]
+        else:
+            counts, state = pred.step(inp, state)
+            counts = counts.float().cpu().numpy()  # integers below 2^24: exact in float32
         active = np.flatnonzero(lengths > t)
         rows = counts if len(active) == B else counts[active]
         if mixer is not None:
@@ -153,7 +169,7 @@ def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, set
         return enc.code(sym, counts)
 
     with computation(settings):
-        _lockstep(model, lengths, settings, code, progress)
+        _lockstep(model, lengths, settings, code, progress, known=segs)
     return enc.finish(), bits[0]
 
 

@@ -339,7 +339,8 @@ def counts_from_logits(logits: Tensor) -> Tensor:
     """Integer logits [B, V] in 1/LOGIT_STEPS nat -> integer counts summing to count_total(V)."""
     if _fast(logits):
         tab = _exp_table(PRECISION, "cpu").numpy()
-        return torch.from_numpy(kernels.counts(_rows(logits), tab, float(count_total(logits.shape[-1]))))
+        return torch.from_numpy(kernels.counts(_rows(logits), tab, float(count_total(logits.shape[-1])))).view(
+            logits.shape)
     top, arg = logits.max(-1, keepdim=True)  # documented: the first largest entry's index
     e = softmax_weights(logits, bits=PRECISION, top=top)  # integers <= 2^24
     return normalize_counts(e, count_total(logits.shape[-1]), arg)

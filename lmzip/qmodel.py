@@ -142,26 +142,43 @@ class ExactGPT(ExactPredictor):
         return layer.proj(o)
 
     def _forward(self, idx: Tensor, st: ExactGPTState, p0: int) -> Tensor:
-        """Positions p0.. of every stream (idx [B, T]); returns the last hidden state [B, C]."""
+        """Positions p0.. of every stream (idx [B, T]); returns their hidden states [B, T, C]."""
         x = self.emb[idx]
         for i, layer in enumerate(self.layers):
             x = x + self._attend(layer, x, st, i, p0)
             x = x + layer.down(apply_table("gelu", layer.up(x)))
-        return x[:, -1]
+        return x
 
-    def step(self, tokens: Tensor, st: ExactGPTState) -> tuple[Tensor, ExactGPTState]:
+    def _reprime_if_full(self, st: ExactGPTState) -> None:
+        """Window full: restart it as [BOS, last W/2-1 inputs], in one pass."""
         ctx = self.cfg.context
-        if st.pos == ctx:  # window full: restart it as [BOS, last W/2-1 inputs], in one pass
+        if st.pos == ctx:
             keep = ctx // 2
             idx = st.hist[:, -keep:].clone()
             idx[:, 0] = self.bos
             self._forward(idx, st, 0)
             st.hist[:, :keep] = idx
             st.pos = keep
+
+    def step(self, tokens: Tensor, st: ExactGPTState) -> tuple[Tensor, ExactGPTState]:
+        self._reprime_if_full(st)
         st.hist[:, st.pos] = tokens
-        h = self._forward(tokens[:, None], st, st.pos)
+        h = self._forward(tokens[:, None], st, st.pos)[:, -1]
         st.pos += 1
         return exact.counts_from_logits(self.head(h)), st
+
+    def steps(self, inputs: Tensor, st: ExactGPTState) -> tuple[Tensor, ExactGPTState]:
+        """What T calls of ``step`` return, computed in passes of many positions (the encoder knows
+        every input): inputs [B, T] -> counts [B, T, V]. Exact arithmetic makes them the same integers."""
+        out, i, T = [], 0, inputs.shape[1]
+        while i < T:
+            self._reprime_if_full(st)
+            n = min(T - i, self.cfg.context - st.pos)
+            st.hist[:, st.pos : st.pos + n] = inputs[:, i : i + n]
+            out.append(exact.counts_from_logits(self.head(self._forward(inputs[:, i : i + n], st, st.pos))))
+            st.pos += n
+            i += n
+        return torch.cat(out, dim=1), st
 
 
 # ---------------------------------------------------------------------------- LSTM

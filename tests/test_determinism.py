@@ -98,3 +98,16 @@ def test_products_past_one_chunk_stay_exact():
     q = torch.full((2, K), float(exact.ACT))
     w = torch.full((3, K), float(exact.WQ))
     assert torch.equal(exact.int_matmul(q, w), torch.full((2, 3), float(exact.ACT * exact.WQ * K), dtype=torch.float64))
+
+
+def test_the_encoders_passes_give_the_counts_of_single_steps(gpt_model):
+    """ExactGPT.steps (the encoder's many positions at once) equals step after step, across re-primes."""
+    ep = gpt_model.exact_for("cpu")
+    feed = torch.tensor([list(TEXT[:40]), list(TEXT[40:80])])
+    feed[:, 0] = ep.bos
+    with torch.inference_mode():
+        st = ep.start(2)
+        one = torch.stack([ep.step(feed[:, t], st)[0] for t in range(40)], dim=1)
+        st2 = ep.start(2)
+        many = torch.cat([ep.steps(feed[:, a : a + 7], st2)[0] for a in range(0, 40, 7)], dim=1)
+    assert ep.cfg.context == 16 and torch.equal(one.double(), many.double())
