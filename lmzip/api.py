@@ -85,17 +85,21 @@ def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None, 
         loaded = registry.find_by_id(head.model_id, head.model_name, hint, head.seed)
     run_on = device if head.portable else head.device
     if run_on != "cpu":
-        _check_device(run_on)
+        _check_device(run_on, bound=not head.portable)
         if not head.portable:
             loaded.predictor.to(run_on)
     return codec.decode(head, payload, loaded, progress, jobs, run_on)
 
 
-def _check_device(device: str) -> None:
+def _check_device(device: str, bound: bool = False) -> None:
     """A clear error instead of torch's assertion when the device is not here."""
     import torch
 
     from .errors import LmzipError
 
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise LmzipError(f"this file must be decoded on {device}, which this machine lacks")
+        if bound:
+            raise LmzipError(f"this --adapt file must be decoded on {device}, which this machine lacks")
+        raise LmzipError(f"device {device!r} is not available here (this torch has no usable CUDA GPU)")
+    if not device.startswith(("cpu", "cuda")):
+        raise LmzipError(f"unknown device {device!r} (cpu or cuda)")

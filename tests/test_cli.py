@@ -216,3 +216,13 @@ def test_adapt_settings_need_adapt_and_sane_values(tmp_path):
         r = CliRunner().invoke(main, ["compress", *args, str(src)])
         assert r.exit_code == 1 and message in r.output, args
     assert not (tmp_path / "a.txt.lmz").exists()
+
+
+@pytest.mark.skipif("__import__('torch').cuda.is_available()", reason="this machine has a GPU")
+def test_a_missing_device_is_one_clear_line(run, work):
+    r = run("compress", "-m", "tiny-gpt", "--device", "cuda", "a.txt")
+    assert r.exit_code == 1 and "device 'cuda' is not available here" in r.stderr
+    assert not (work / "a.txt.lmz").exists()
+    run("compress", "-m", "tiny-gpt", "a.txt")
+    r = run("decompress", "--device", "cuda", "-c", "a.txt.lmz")
+    assert r.exit_code == 1 and "not available here" in r.stderr and "Traceback" not in r.stderr
