@@ -104,12 +104,12 @@ def table(x, tab, n, shift, identity_above):
     """exact.apply_table: tab[clamp(rint(x / 2^shift), -n, n) + n]; x itself above the range if asked."""
     R, K = x.shape
     y = np.empty((R, K), dtype=np.float64)
-    div = float(1 << shift)
+    inv = 1.0 / float(1 << shift)  # a power of two: multiplying by it is the division, exactly
     hi = float(n << shift)
     for r in range(R):
         for k in range(K):
             v = x[r, k]
-            i = np.rint(v / div)
+            i = np.rint(v * inv)
             if i > n:
                 i = n
             elif i < -n:
@@ -157,22 +157,23 @@ def lstm_cell(gates, c, sig, tanh, n, shift, one):
     H = H4 // 4
     h_out = np.empty((B, H), dtype=np.float64)
     c_out = np.empty((B, H), dtype=np.float64)
-    div = float(1 << shift)
+    inv = 1.0 / float(1 << shift)  # powers of two: multiplying by the inverse is the division, exactly
+    inv_one = 1.0 / one
     for b in range(B):
         for j in range(H):
-            gi = _look(gates[b, j], sig, n, div)
-            gf = _look(gates[b, H + j], sig, n, div)
-            gg = _look(gates[b, 2 * H + j], tanh, n, div)
-            go = _look(gates[b, 3 * H + j], sig, n, div)
-            cn = np.rint((gf * c[b, j] + gi * gg) / one)
+            gi = _look(gates[b, j], sig, n, inv)
+            gf = _look(gates[b, H + j], sig, n, inv)
+            gg = _look(gates[b, 2 * H + j], tanh, n, inv)
+            go = _look(gates[b, 3 * H + j], sig, n, inv)
+            cn = np.rint((gf * c[b, j] + gi * gg) * inv_one)
             c_out[b, j] = cn
-            h_out[b, j] = np.rint(go * _look(cn, tanh, n, div) / one)
+            h_out[b, j] = np.rint(go * _look(cn, tanh, n, inv) * inv_one)
     return h_out, c_out
 
 
 @_jit
-def _look(v, tab, n, div):
-    i = np.rint(v / div)
+def _look(v, tab, n, inv):
+    i = np.rint(v * inv)
     if i > n:
         i = n
     elif i < -n:
@@ -240,3 +241,51 @@ def attend_step(q, k, v, L, scale, exp_tab):
                 for d in range(hd):
                     out[b, h, g, d] = np.rint(num[d] / den)
     return out
+
+
+@_jit
+def attend_causal(q, k, v, p0, scale, exp_tab):
+    """Attention of T new positions p0.. (q [B, Hkv, G, T, hd]), each over the cached positions up to
+    its own: the reference's masked pass (masked weights are 0, so the sums are the same integers)."""
+    B, Hkv, G, T, hd = q.shape
+    out = np.empty((B, Hkv, G, T, hd), dtype=np.float64)
+    L = p0 + T
+    s = np.empty(L, dtype=np.float64)
+    w = np.empty(L, dtype=np.float64)
+    num = np.empty(hd, dtype=np.float64)
+    qq = np.empty((1, 1, 1, hd), dtype=np.float64)
+    last = len(exp_tab) - 1
+    for b in range(B):
+        for h in range(Hkv):
+            for g in range(G):
+                for p in range(T):
+                    n = p0 + p + 1
+                    for d in range(hd):
+                        qq[0, 0, 0, d] = q[b, h, g, p, d]
+                    _dots_at(qq, k, b, h, n, s)
+                    top = -1e300
+                    for t in range(n):
+                        a = np.rint(s[t] * scale)
+                        s[t] = a
+                        if a > top:
+                            top = a
+                    den = 0.0
+                    for t in range(n):
+                        diff = top - s[t]
+                        w[t] = exp_tab[int(diff) if diff < last else last]
+                        den += w[t]
+                    _weighted(w, v, b, h, n, num)
+                    for d in range(hd):
+                        out[b, h, g, p, d] = np.rint(num[d] / den)
+    return out
+
+
+@_jit_exact_sums
+def _dots_at(qq, k, b, h, L, out):
+    """out[t] = sum_d qq[0, 0, 0, d] * k[b, h, t, d] (integers, as _dots)."""
+    hd = qq.shape[3]
+    for t in range(L):
+        acc = 0.0
+        for d in range(hd):
+            acc += qq[0, 0, 0, d] * k[b, h, t, d]
+        out[t] = acc
