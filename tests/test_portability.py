@@ -35,7 +35,8 @@ SETTINGS = {
     "threads-4": ({}, 4),
 }
 
-# Run in a child: code every case, hash every count row the coder saw, decode the reference files.
+# Run in a child: code every case, hash every count row the coder saw, decode the reference files
+# and every committed golden file.
 CHILD = r"""
 import hashlib, json, sys
 from pathlib import Path
@@ -57,7 +58,15 @@ for key, (data, model, settings) in cases(threads).items():
         ref = (ref_dir / (key + ".lmz")).read_bytes()
         row["decoded"] = codec.decode(*fmt.unpack(ref), model, workers=1) == data
     out[key] = row
-print(json.dumps(out))
+from tests.test_golden import DATA, ORIGINAL
+from lmzip.checkpoint import load_model
+golden = {}
+for p in sorted(DATA.glob("golden-*-v*.lmz")):
+    want = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in p.name else ORIGINAL
+    want = ORIGINAL * 2 if "-mix-" in p.name else want
+    h, payload = fmt.unpack(p.read_bytes())
+    golden[p.name] = codec.decode(h, payload, load_model(DATA / ("golden-" + p.name.split("-")[1])), workers=1) == want
+print(json.dumps({"cases": out, "golden": golden}))
 """
 
 
@@ -118,7 +127,8 @@ def test_every_setting_gives_the_committed_counts_the_same_file_and_the_bytes_ba
     results, committed = matrix
     if not runnable(name):
         pytest.skip(f"this CPU cannot run {name}")
-    got = results[name]
+    got, golden = results[name]["cases"], results[name]["golden"]
+    assert golden and all(golden.values()), f"golden files that fail under {name}: {golden}"
     assert set(got) == set(committed)
     for key, row in got.items():
         assert row["counts"] == committed[key]["counts"], f"{key}: the counts differ under {name}"
@@ -141,5 +151,5 @@ def test_a_gpu_gives_the_same_file():
 
 
 if __name__ == "__main__":
-    DIGESTS.write_text(json.dumps(run_child("reference", None), indent=1, sort_keys=True) + "\n")
+    DIGESTS.write_text(json.dumps(run_child("reference", None)["cases"], indent=1, sort_keys=True) + "\n")
     print(DIGESTS.read_text())
