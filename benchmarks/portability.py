@@ -58,7 +58,10 @@ def compare(d: Path) -> str:
     if all(p.exists() for p in sp):
         s7, s8 = ({(x["name"], x["mode"], x["processes"]): x for x in json.loads(p.read_text())["rows"]} for p in sp)
         lines += ["", "Speed on alice29.txt, KB/s compress / decompress, one thread per process "
-                  "(benchmarks/speed.py at each commit, one after the other on the idle machine).", "",
+                  "(benchmarks/speed.py at each commit, one after the other on this machine; format 7's run "
+                  "overlapped short test runs, which is why its lstm-wide two-process compress figure is low). "
+                  "Format 7 cut alice29.txt into one group per process; format 8 cuts by the input alone, one "
+                  "group here, so a second process does not help it.", "",
                   "| model | mode | processes | format 7 | format 8 | peak MiB 7 / 8 |",
                   "|---|---|---:|---:|---:|---:|"]
         for k, b in s8.items():
