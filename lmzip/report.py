@@ -27,7 +27,8 @@ PUBLISHED = [
 CAPTION = ("bpb = bits per byte = 8 × compressed / original (lower is better; best per file in bold). "
            "ratio = original / compressed. +model = bpb counting the model file too. ideal = the model's "
            "cross-entropy in bits per byte; ppl = perplexity per token. KB/s = 1000 bytes of original per "
-           "second, one thread (lmzip: one per segment group, one group per core for inputs over ~60 KB). "
+           "second, one thread (lmzip: one per segment group; format 8 makes a group per 128 segments "
+           "of inputs over ~60 KB). "
            "peak = peak resident memory of the process(es). ✓ = decompressed and compared "
            "byte for byte.")
 
