@@ -188,17 +188,6 @@ def _jit_exact_sums(f):
 
 
 @_jit_exact_sums
-def _dots(q, k, b, h, g, L, out):
-    """out[t] = sum_d q[b, h, g, d] * k[b, h, t, d] (integers: |q|, |k| <= 2^20, 64 terms)."""
-    hd = q.shape[3]
-    for t in range(L):
-        acc = 0.0
-        for d in range(hd):
-            acc += q[b, h, g, d] * k[b, h, t, d]
-        out[t] = acc
-
-
-@_jit_exact_sums
 def _weighted(w, v, b, h, L, num):
     """num[d] = sum_t w[t] * v[b, h, t, d] (integers: w <= 2^16, |v| <= 2^20, L <= 2^10 terms)."""
     hd = v.shape[3]
@@ -209,38 +198,6 @@ def _weighted(w, v, b, h, L, num):
         if wt != 0.0:
             for d in range(hd):
                 num[d] += wt * v[b, h, t, d]
-
-
-@_jit
-def attend_step(q, k, v, L, scale, exp_tab):
-    """One position's attention (qmodel.ExactGPT._attend with T = 1): q [B, Hkv, G, hd] against the
-    first L cached keys and values [B, Hkv, W, hd]. The dot products and weighted sums are sums of
-    integers below 2^53, exact in any order; the rest repeats the reference's operations."""
-    B, Hkv, G, hd = q.shape
-    out = np.empty((B, Hkv, G, hd), dtype=np.float64)
-    s = np.empty(L, dtype=np.float64)
-    w = np.empty(L, dtype=np.float64)
-    num = np.empty(hd, dtype=np.float64)
-    last = len(exp_tab) - 1
-    for b in range(B):
-        for h in range(Hkv):
-            for g in range(G):
-                _dots(q, k, b, h, g, L, s)
-                top = -1e300
-                for t in range(L):
-                    a = np.rint(s[t] * scale)
-                    s[t] = a
-                    if a > top:
-                        top = a
-                den = 0.0
-                for t in range(L):
-                    diff = top - s[t]
-                    w[t] = exp_tab[int(diff) if diff < last else last]
-                    den += w[t]
-                _weighted(w, v, b, h, L, num)
-                for d in range(hd):
-                    out[b, h, g, d] = np.rint(num[d] / den)
-    return out
 
 
 @_jit

@@ -128,10 +128,6 @@ class ExactGPT(ExactPredictor):
         G = H // Hkv  # query heads per kv head (head h reads kv head h // G)
         if exact.FAST and x.device.type == "cpu":  # the same integers, one compiled pass
             tab = exact._exp_table(ATT_BITS, "cpu").numpy()
-            if T == 1:
-                o = kernels.attend_step(q.reshape(B, Hkv, G, hd).contiguous().numpy(), st.k[i].numpy(),
-                                        st.v[i].numpy(), L, self.score_scale, tab)
-                return layer.proj(torch.from_numpy(o).view(B, 1, H * hd))
             o = kernels.attend_causal(q.reshape(B, Hkv, G, T, hd).contiguous().numpy(), st.k[i].numpy(),
                                       st.v[i].numpy(), p0, self.score_scale, tab)
             o = torch.from_numpy(o).view(B, H, T, hd).transpose(1, 2).reshape(B, T, H * hd)
