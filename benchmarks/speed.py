@@ -51,7 +51,7 @@ t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings, wo
 t1 = time.perf_counter()
 out = codec.decode(*fmt.unpack(blob), lm, workers=procs); t2 = time.perf_counter()
 print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, "groups": head.groups,
-  "arithmetic": "exact" if head.portable else "float32",
+  "arithmetic": head.arith,
   "bytes": len(data), "compressed": len(blob), "stored": head.stored,
   "segments": head.n_segments, "ideal_bits": bits, "compress_kbps": len(data) / 1e3 / (t1 - t0),
   "decompress_kbps": len(data) / 1e3 / (t2 - t1), "verified": out == data, "params": lm.predictor.num_params(),

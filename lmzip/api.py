@@ -39,8 +39,6 @@ class LMCompressor:
         self.jobs = jobs
         if self.settings.device != "cpu":
             _check_device(self.settings.device)
-            if self.settings.adapt:  # the float model learns there; exact models are built from the CPU copy
-                self.model.predictor.to(self.settings.device)
 
     def compress_ex(self, data: bytes, progress=None) -> Result:
         """Compress and return the blob with its header and the bits the coder paid."""
@@ -71,8 +69,7 @@ def compress(data: bytes, model: str | Path | None = None, **kw) -> bytes:
 def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None, device: str = "cpu") -> bytes:
     """Decompress an .lmz blob; the model is found by the id the file records (or given).
 
-    ``device`` runs an exact-arithmetic file's model there (any device gives the same bytes); a
-    machine-bound (--adapt) file runs where its header says."""
+    ``device`` runs the file's model there (any device gives the same bytes)."""
     head, payload = fmt.unpack(blob)
     if head.stored:
         return fmt.verify(head, payload)
@@ -83,23 +80,18 @@ def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None, 
     else:
         hint = model if isinstance(model, (str, Path)) and head.seed is None else None
         loaded = registry.find_by_id(head.model_id, head.model_name, hint, head.seed)
-    run_on = device if head.portable else head.device
-    if run_on != "cpu":
-        _check_device(run_on, bound=not head.portable)
-        if not head.portable:
-            loaded.predictor.to(run_on)
-    return codec.decode(head, payload, loaded, progress, jobs, run_on)
+    if device != "cpu":
+        _check_device(device)
+    return codec.decode(head, payload, loaded, progress, jobs, device)
 
 
-def _check_device(device: str, bound: bool = False) -> None:
+def _check_device(device: str) -> None:
     """A clear error instead of torch's assertion when the device is not here."""
     import torch
 
     from .errors import LmzipError
 
     if device.startswith("cuda") and not torch.cuda.is_available():
-        if bound:
-            raise LmzipError(f"this --adapt file must be decoded on {device}, which this machine lacks")
         raise LmzipError(f"device {device!r} is not available here (this torch has no usable CUDA GPU)")
     if not device.startswith(("cpu", "cuda")):
         raise LmzipError(f"unknown device {device!r} (cpu or cuda)")

@@ -76,8 +76,6 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
         if remove and state["c"].decompress(res.blob) != data:
             raise LmzipError("round-trip check failed; input kept")
         note = f", model {res.header.model_name}" if not res.header.stored else ", stored"
-        if not res.header.portable:
-            note += ", machine-bound (--adapt)"
         return res.blob, note
 
     _each(inputs, run, "compress", to_stdout, output, force, remove, suffix, quiet, verbose)
@@ -160,8 +158,7 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbo
         layout = "stored" if h.stored else (f"{h.n_tokens:,} tokens in {h.n_segments} segments of {h.segment_length}"
                                              f", {h.groups} group(s), model id {h.model_id.hex()[:12]}"
                                              + (", CRLF" if h.crlf else "") + (", mix" if h.mix else "")
-                                             + (", exact arithmetic" if h.portable else
-                                                f", float32 on {h.device}/{h.isa}/{h.threads} thread(s)")
+                                             + f", arithmetic {h.arith}"
                                              + (f", adapt lr {h.adapt_lr:g} block {h.adapt_block}" if h.adapt else "")
                                              + (f", random weights seed {h.seed}" if h.seed is not None else ""))
         ui.err.print(f"  {layout}; {orig / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s)", markup=False)

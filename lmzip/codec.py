@@ -8,9 +8,9 @@ file's arithmetic (lmzip.settings):
     written down once, in lmzip.exact; under it the counts are the same on every machine, thread
     count and device, so any machine decodes the file, and the same input, model and settings
     give the same file everywhere (the layout depends on the input only).
-  - float (0): learning while coding, which trains float32 weights. Its counts come from a float
-    softmax, so the decoder must repeat the writer's device, thread count and CPU kernels; the
-    header records them, and the CRC32 of the original catches a machine that differs.
+  - exact with learning (2): the same, and after every block of steps encoder and decoder take
+    the same learning step (lmzip.learn, in lmzip.detfloat's deterministic float64) and rebuild
+    the exact predictor from the new weights.
 """
 
 from __future__ import annotations
@@ -22,22 +22,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import exact, mix, parallel, transform
-from .adapt import Adapter
+from . import mix, parallel, transform
 from .checkpoint import LoadedModel
 from .coder import Decoder, Encoder, coded_bits
 from .errors import FormatError, IntegrityError
 from .format import Header, crc32, join_streams, split_streams, verify
-from .settings import ARITH_FLOAT, AdaptConfig, Settings
+from .learn import Learner
+from .settings import AdaptConfig, Settings
 
 Progress = Callable[[int, int], None]  # called with (tokens coded so far, tokens in all)
 Visit = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]  # (step, rows, counts, tokens)
-
-
-def cpu_isa() -> str:
-    """The CPU kernel family torch dispatches to here (what the float arithmetic depends on)."""
-    cap = str(torch.backends.cpu.get_cpu_capability()).lower()
-    return "avx512" if "avx512" in cap else "avx2" if "avx2" in cap else "default"
 
 
 @contextlib.contextmanager
@@ -50,20 +44,6 @@ def computation(settings: Settings) -> Iterator[None]:
             yield
     finally:
         torch.set_num_threads(before)
-
-
-class _FloatCounts:
-    """Arithmetic 0: a float predictor (learning while coding) whose softmax rows become counts."""
-
-    def __init__(self, pred):
-        self.pred, self.bos = pred, pred.bos
-
-    def start(self, batch: int):
-        return self.pred.start(batch)
-
-    def step(self, tokens: torch.Tensor, state):
-        logits, state = self.pred.step(tokens, state)
-        return exact.counts_from_probs(torch.softmax(logits.float(), dim=-1)), state
 
 
 @dataclass
@@ -102,15 +82,16 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
 
     ``known`` (the encoder's segments) lets a predictor with ``steps`` compute AHEAD steps' counts in
     one pass: the same integers, since the arithmetic is exact."""
-    adapter = Adapter(model.predictor, settings.adapt) if settings.adapt else None
-    pred = _FloatCounts(adapter.pred) if adapter else model.exact_for(settings.device)
+    learner = Learner(model.predictor, settings.adapt, settings.device) if settings.adapt else None
+    pred = learner.pred if learner else model.exact_for(settings.device)
     B, L = len(lengths), int(lengths.max())
     toks = np.zeros((B, L), dtype=np.int64)
     state = pred.start(B)
     mixer = mix.MatchMixer(toks, lengths) if settings.mix else None
     inp = torch.full((B,), pred.bos, dtype=torch.long, device=settings.device)
     done, total = 0, int(lengths.sum())
-    ahead = known is not None and hasattr(pred, "steps")
+    # a pass must not span a learning step: blocks that are whole numbers of passes, or single steps
+    ahead = known is not None and hasattr(pred, "steps") and (learner is None or learner.cfg.block % AHEAD == 0)
     if ahead:  # what step t is fed: BOS, then the previous token (0 past a segment's end, as below)
         feed = np.concatenate([np.full((B, 1), pred.bos, dtype=np.int64), known[:, : L - 1]], axis=1)
     for t in range(L):
@@ -129,8 +110,9 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
         toks[active, t] = code(t, active, rows)
         if mixer is not None:
             mixer.update(t, active)
-        if adapter is not None and adapter.due(t):
-            adapter.learn(toks, lengths, t)
+        if learner is not None and learner.due(t):
+            learner.learn(toks, lengths, t)
+            pred = learner.pred
         inp = torch.from_numpy(toks[:, t].copy()).to(settings.device)
         done += len(active)
         if progress:
@@ -190,9 +172,6 @@ def header(data: bytes, model: LoadedModel, settings: Settings) -> Header:
     """The header every file coded with ``settings`` starts from (layout and payload filled in later)."""
     head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name, arith=settings.arith,
                   mix=settings.mix, seed=model.seed)
-    if settings.arith == ARITH_FLOAT:  # the machine the float computation must be repeated on
-        head.device, head.threads = settings.device.split(":")[0], settings.threads
-        head.isa = cpu_isa() if settings.device == "cpu" else "none"
     if settings.adapt:
         head.adapt_optimizer, head.adapt_block = settings.adapt.optimizer, settings.adapt.block
         head.adapt_lr = float(np.float32(settings.adapt.lr))
@@ -247,9 +226,7 @@ def _stored(data: bytes) -> tuple[bytes, Header]:
 def settings_of(head: Header, device: str = "cpu") -> Settings:
     """What a file was coded with, as the decoder must repeat it (``device``: exact files only)."""
     adapt = AdaptConfig(head.adapt_lr, head.adapt_block, head.adapt_optimizer) if head.adapt else None
-    if head.arith == ARITH_FLOAT:
-        return Settings(mix=head.mix, adapt=adapt, seed=head.seed, device=head.device, threads=head.threads)
-    return Settings(mix=head.mix, seed=head.seed, device=device)
+    return Settings(mix=head.mix, adapt=adapt, seed=head.seed, device=device)
 
 
 def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Progress | None = None,
@@ -271,7 +248,4 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
     except (ValueError, KeyError, RuntimeError) as e:
         raise IntegrityError(f"corrupt data (the range decoder failed: {e})") from e
     data = transform.restore(model.tokenizer.decode(np.concatenate(parts)), head.crlf)
-    note = ""
-    if not head.portable and head.isa not in ("none", cpu_isa()):
-        note = f" (a machine-bound --adapt file written on a {head.isa} CPU, decoded on {cpu_isa()})"
-    return verify(head, data, note)
+    return verify(head, data)

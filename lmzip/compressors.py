@@ -155,7 +155,7 @@ class LMZip(Compressor):
 
 class Scratch(LMZip):
     """A preset with seeded random weights that learns the file from scratch (no model file at all),
-    with the settings `lmzip compress --adapt --seed` uses (lmzip.adapt.FROM_SCRATCH)."""
+    with the settings `lmzip compress --adapt --seed` uses (lmzip.settings.FROM_SCRATCH)."""
 
     def __init__(self, preset: str, seed: int = 0):
         from . import registry

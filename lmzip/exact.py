@@ -354,10 +354,3 @@ def normalize_counts(e: Tensor, total: int, top: Tensor) -> Tensor:
     c = torch.floor(e * total / s)  # e * total < 2^53: exact; then one division
     rest = total - c.sum(-1, keepdim=True)
     return c.scatter_add_(-1, top, rest)
-
-
-def counts_from_probs(probs: Tensor) -> Tensor:
-    """Float probabilities [B, V] (the machine-bound arithmetic 0) -> counts summing to count_total."""
-    p = torch.floor(probs.double() * (1 << 24))
-    top = p.argmax(-1, keepdim=True)
-    return normalize_counts(p, count_total(probs.shape[-1]), top)

@@ -10,15 +10,13 @@ refuses them with one line that says how to decode them.
 | 4 | 1 | format version (8) |
 | 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
 ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's counts were mixed with the
-online match model of lmzip.mix); bit 3 = adapt (the model learned while coding, lmzip.adapt);
+online match model of lmzip.mix); bit 3 = adapt (the model learned while coding, lmzip.learn);
 bit 4 = seed (the model is the architecture preset named below with seeded random weights); bits 5-7
 reserved, must be 0 |
-| 6 | 1 | arithmetic: 1 = exact integer (lmzip.exact; decodes on any machine); 0 = float32, machine-bound
-(learning while coding: the decoder must run the writer's kernels, described by the next four bytes) |
-| 7 | 1 | arithmetic 0: device class (0 = cpu, 1 = cuda); arithmetic 1: 0 |
-| 8 | 1 | arithmetic 0: dtype (0 = float32); arithmetic 1: 0 |
-| 9 | 1 | arithmetic 0: intra-op threads (1..64); arithmetic 1: 0 |
-| 10 | 1 | arithmetic 0: CPU kernel family (0 = none/unknown, 1 = default, 2 = avx2, 3 = avx512); 1: 0 |
+| 6 | 1 | arithmetic: 1 = exact integer (lmzip.exact), with the adapt flag 2 = exact integer and learning in
+deterministic float64 (lmzip.detfloat); both decode on any machine. 0 was lmzip 0.2.0's machine-bound float32
+learning while coding, which this reader refuses with one line |
+| 7 | 4 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
 | 11 | 2 | number of segment groups - 1 (groups are coded independently, in parallel) |
 | 13 | 8 | original length in bytes |
 | 21 | 8 | payload length in bytes |
@@ -53,15 +51,12 @@ FLAG_MIX = 0x04
 FLAG_ADAPT = 0x08
 FLAG_SEED = 0x10
 KNOWN_FLAGS = FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED
-ARITHMETICS = {0: "float32, machine-bound", 1: "exact integer v1"}
+ARITHMETICS = {1: "exact integer v1", 2: "exact integer v1, learning in deterministic float64 v1"}
+ARITH_LEARN = 2  # the arithmetic of files whose model learned while coding
 OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 _SEED = struct.Struct("<Q")
-DEVICES = {0: "cpu", 1: "cuda"}
-DTYPES = {0: "float32"}
-ISAS = {0: "none", 1: "default", 2: "avx2", 3: "avx512"}
 _FIXED = struct.Struct("<4sBBBBBBBH QQI 16s QI B")  # 62 bytes
-MAX_THREADS = 64
 
 
 @dataclass
@@ -78,10 +73,6 @@ class Header:
     n_tokens: int = 0
     segment_length: int = 0
     arith: int = 1
-    device: str = "cpu"  # the four machine fields: arithmetic 0 only
-    dtype: str = "float32"
-    threads: int = 1
-    isa: str = "none"
     payload_length: int = 0
     groups: int = 1
     adapt_optimizer: str = ""  # "" = no adaptation
@@ -94,11 +85,6 @@ class Header:
     def adapt(self) -> bool:
         """Whether the model learned while coding."""
         return bool(self.adapt_optimizer)
-
-    @property
-    def portable(self) -> bool:
-        """Whether the file decodes on any machine (exact arithmetic, or nothing coded)."""
-        return self.stored or self.arith != 0
 
     @property
     def n_segments(self) -> int:
@@ -114,10 +100,8 @@ class Header:
             raise ValueError("model name longer than 255 bytes")
         flags = ((FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0) | (FLAG_MIX if self.mix else 0)
                  | (FLAG_ADAPT if self.adapt else 0) | (FLAG_SEED if self.seed is not None else 0))
-        machine = ((_code(DEVICES, self.device), _code(DTYPES, self.dtype), self.threads, _code(ISAS, self.isa))
-                   if self.arith == 0 else (0, 0, 0, 0))
         body = _FIXED.pack(
-            MAGIC, self.version, flags, self.arith, *machine, self.groups - 1, self.original_length,
+            MAGIC, self.version, flags, self.arith, 0, 0, 0, 0, self.groups - 1, self.original_length,
             self.payload_length, self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
         ) + name
         if self.adapt:
@@ -163,23 +147,22 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     (crc,) = struct.unpack_from("<I", blob, end)
     if zlib.crc32(blob[:end]) != crc:
         raise FormatError("corrupt header (header checksum mismatch)")
-    _, version, flags, arith, dev, dt, threads, isa, groups_m1, olen, plen, ocrc, mid, ntok, seg, _ = f
+    _, version, flags, arith, *reserved, groups_m1, olen, plen, ocrc, mid, ntok, seg, _ = f
     if flags & ~KNOWN_FLAGS:
         raise FormatError("unsupported header flags (written by a newer lmzip?)")
+    if arith == 0:
+        raise FormatError("a machine-bound --adapt file of lmzip 0.2.0 (float32 arithmetic): decode it with "
+                          "lmzip 0.2.0 on the machine that wrote it")
     if arith not in ARITHMETICS:
         raise FormatError(f"unsupported arithmetic version {arith} (written by a newer lmzip?)")
-    if arith == 0 and (dev not in DEVICES or dt not in DTYPES or isa not in ISAS or not 1 <= threads <= MAX_THREADS):
-        raise FormatError("unsupported computation settings in the header (written by a newer lmzip?)")
-    if arith != 0 and (dev, dt, threads, isa) != (0, 0, 0, 0):
-        raise FormatError("corrupt header (machine fields set in an exact-arithmetic file)")
+    if any(reserved):
+        raise FormatError("corrupt header (reserved bytes 7-10 are not 0)")
     try:
         name = blob[_FIXED.size : _FIXED.size + n].decode("utf-8")
     except UnicodeDecodeError as e:
         raise FormatError("corrupt header (model name is not UTF-8)") from e
     h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), bool(flags & FLAG_MIX), mid, name,
                ntok, seg, arith, payload_length=plen, groups=groups_m1 + 1, version=version)
-    if arith == 0:
-        h.device, h.dtype, h.threads, h.isa = DEVICES[dev], DTYPES[dt], threads, ISAS[isa]
     if adapt:
         opt, h.adapt_lr, h.adapt_block = _ADAPT.unpack_from(blob, _FIXED.size + n)
         if opt not in OPTIMIZERS or h.adapt_block == 0 or not 0 < h.adapt_lr < float("inf"):
@@ -206,7 +189,7 @@ def _check_layout(h: Header) -> None:
         raise FormatError("corrupt header (a coded file with no tokens or zero segment length)")
     if h.n_tokens > h.original_length:  # every token stands for at least one byte
         raise FormatError("corrupt header (more tokens than original bytes)")
-    if h.adapt != (h.arith == 0):
+    if h.adapt != (h.arith == ARITH_LEARN):
         raise FormatError("corrupt header (the arithmetic does not match the adapt flag)")
     if h.groups > h.n_segments:
         raise FormatError("corrupt header (more groups than segments)")

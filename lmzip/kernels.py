@@ -246,3 +246,85 @@ def _dots_at(qq, k, b, h, L, out):
         for d in range(hd):
             acc += qq[0, 0, 0, d] * k[b, h, t, d]
         out[t] = acc
+
+
+# ---------------------------------------------------------------------------- learning (lmzip.detfloat)
+
+
+@_jit
+def dexp(x, pow2, taylor, ln2, inv_ln2):
+    """exp of x <= 0 element by element, as detfloat.dexp: range reduction, Horner, an exact 2^-k."""
+    out = np.empty_like(x)
+    n = len(taylor)
+    for i in range(x.size):
+        v = max(x[i], -700.0)
+        k = np.floor(-v * inv_ln2)
+        r = v + k * ln2
+        p = taylor[n - 1]
+        for j in range(n - 2, -1, -1):
+            p = p * r + taylor[j]
+        out[i] = p * pow2[int(k)]
+    return out
+
+
+@_jit
+def quant_rows(x, bits_scale):
+    """Per row: s = max|x| * 2^-bits (1 where 0) and q = rint(x / s), as detfloat.quant along the last dim."""
+    R, K = x.shape
+    q = np.empty((R, K), dtype=np.float64)
+    s = np.empty((R, 1), dtype=np.float64)
+    for r in range(R):
+        top = 0.0
+        for k in range(K):
+            top = max(top, abs(x[r, k]))
+        sc = top * bits_scale
+        sc = sc if sc > 0 else 1.0
+        s[r, 0] = sc
+        for k in range(K):
+            q[r, k] = np.rint(x[r, k] / sc)
+    return q, s
+
+
+@_jit
+def _sigmoid1(z, pow2, taylor, ln2, inv_ln2):
+    v = max(-abs(z), -700.0)
+    k = np.floor(-v * inv_ln2)
+    r = v + k * ln2
+    n = len(taylor)
+    p = taylor[n - 1]
+    for j in range(n - 2, -1, -1):
+        p = p * r + taylor[j]
+    e = p * pow2[int(k)]
+    return 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
+
+
+@_jit
+def sigmoid(x, pow2, taylor, ln2, inv_ln2):
+    """detfloat.sigmoid element by element."""
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = _sigmoid1(x[i], pow2, taylor, ln2, inv_ln2)
+    return out
+
+
+@_jit
+def tanh(x, pow2, taylor, ln2, inv_ln2):
+    """detfloat.tanh element by element: 2 sigmoid(2x) - 1."""
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = _sigmoid1(x[i] * 2.0, pow2, taylor, ln2, inv_ln2) * 2.0 - 1.0
+    return out
+
+
+@_jit
+def gelu(x, c, a, c_half, a3, pow2, taylor, ln2, inv_ln2):
+    """detfloat.gelu element by element: the tanh form and its derivative."""
+    y = np.empty_like(x)
+    dy = np.empty_like(x)
+    for i in range(x.size):
+        v = x[i]
+        v2 = v * v
+        t = _sigmoid1(((v + v * v2 * a) * c) * 2.0, pow2, taylor, ln2, inv_ln2) * 2.0 - 1.0
+        y[i] = v * (t + 1.0) * 0.5
+        dy[i] = (t + 1.0) * 0.5 + v * (1.0 - t * t) * c_half * (v2 * a3 + 1.0)
+    return y, dy

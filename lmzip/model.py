@@ -1,9 +1,9 @@
 """Predictors: a decoder-only Transformer and an LSTM behind one step-by-step interface.
 
 Both see a stream ``[BOS, t0, t1, ...]`` and, at step i, return logits for token ``t_i``.
-``forward`` (whole sequences) is for training; ``start``/``step`` is the float path that learning
-while coding (lmzip.adapt) codes with. Every other mode codes with the exact integer form of these
-models (lmzip.qmodel), which gives the same counts on every machine.
+``forward`` (whole sequences) is for training; ``start``/``step`` is the float reference path.
+Coding always runs the exact integer form of these models (lmzip.qmodel), which gives the same
+counts on every machine; learning while coding updates them by lmzip.learn's deterministic steps.
 """
 
 from __future__ import annotations

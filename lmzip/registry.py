@@ -58,12 +58,13 @@ def scratch(name: str, seed: int):
     """A preset with seeded random weights (no training): the start of adaptive coding from scratch.
 
     The tokenizer is bytes for byte presets; a BPE preset borrows the installed model of the same
-    name's tokenizer. The same seed on the same torch build gives the same weights and so the same id.
+    name's tokenizer. The same seed gives the same weights and id on any machine (lmzip.seeded).
     """
     import torch
 
     from .checkpoint import from_predictor
     from .model import build_model, config_from_dict
+    from .seeded import seeded_init
     from .tokenizer import ByteTokenizer
 
     if name not in PRESETS:
@@ -75,8 +76,7 @@ def scratch(name: str, seed: int):
         p = PRESETS[name]
         tok = ByteTokenizer() if p.tokenizer == "bytes" else load(name).tokenizer
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            model = build_model(config_from_dict(p.model))
+            model = seeded_init(build_model(config_from_dict(p.model)), seed)
         _SCRATCH[key] = from_predictor(model, tok, name)
         _SCRATCH[key].seed = seed
     return _SCRATCH[key]

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 ARITH_EXACT = 1  # lmzip.exact: integer arithmetic, the same counts on every machine
-ARITH_FLOAT = 0  # float32 learning while coding: decodes only where the writer's kernels run
+ARITH_LEARN = 2  # the same, and learning while coding in lmzip.detfloat's deterministic float64 (lmzip.learn)
 
 # Measured on alice29.txt (benchmarks/README.md): segments of 256 instead of 1024 tokens cost 0.2%
 # (Transformer) and 0.04% (LSTM) in size and code 2x faster, since wider batches use the CPU better.
@@ -57,17 +57,17 @@ def auto_groups(n_tokens: int, n_segments: int) -> int:
 
 @dataclass(frozen=True)
 class Settings:
-    """How to code: the mode (mix, adapt, seed), the layout (segment, rows, groups) and, for the
-    machine-bound float arithmetic only, where it runs (device, threads)."""
+    """How to code: the mode (mix, adapt, seed), the layout (segment, rows, groups) and where it runs
+    (device, threads: they change the speed, never the bits)."""
 
     mix: bool = False  # mix in the online match model (lmzip.mix)
-    adapt: AdaptConfig | None = None  # learn while coding (lmzip.adapt)
+    adapt: AdaptConfig | None = None  # learn while coding (lmzip.learn)
     seed: int | None = None  # start from the preset's seeded random weights (with adapt)
     segment: int | None = None  # tokens per segment; None: chosen from the input size
     rows: int | None = None  # at most this many segments side by side (longer segments instead)
     groups: int | None = None  # None: chosen from the input size
     device: str = "cpu"
-    threads: int = 1  # intra-op threads (recorded by the float arithmetic, which needs them repeated)
+    threads: int = 1  # intra-op threads
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
@@ -96,7 +96,7 @@ class Settings:
     @property
     def arith(self) -> int:
         """The arithmetic the counts are computed in (recorded in the header)."""
-        return ARITH_FLOAT if self.adapt else ARITH_EXACT
+        return ARITH_LEARN if self.adapt else ARITH_EXACT
 
     def layout(self, n_tokens: int) -> tuple[int, int]:
         """(segment length, groups) for an input of ``n_tokens`` tokens."""

@@ -21,8 +21,7 @@ def header_record(name: str, size: int, h: fmt.Header) -> dict:
         "bits_per_byte": round(8 * size / max(1, h.original_length), 4), "crc32": f"{h.crc32:08x}",
         "tokens": h.n_tokens, "segments": h.n_segments, "segment_length": h.segment_length,
         "groups": h.groups, "mix": h.mix, "adapt": h.adapt,
-        "arithmetic": "stored" if h.stored else fmt.ARITHMETICS[h.arith], "portable": h.portable,
-        **({} if h.portable else {"device": h.device, "dtype": h.dtype, "threads": h.threads, "cpu": h.isa}),
+        "arithmetic": "stored" if h.stored else fmt.ARITHMETICS[h.arith],
     }
 
 
@@ -47,8 +46,7 @@ def list_headers(inputs, as_json: bool) -> int:
     if rows:
         t = Table("file", "mode", "model", "original", "compressed", "bpb", "segments", "arithmetic", "crc32")
         for r in rows:
-            arith = r["arithmetic"] if r["portable"] else f"{r['arithmetic']} ({r['device']}, {r['cpu']}, " \
-                f"{r['threads']} thread{'s' if r['threads'] > 1 else ''})"
+            arith = r["arithmetic"]
             t.add_row(r["file"], r["mode"], r["model"] or "-", f"{r['original_bytes']:,}",
                       f"{r['compressed_bytes']:,}", f"{r['bits_per_byte']:.3f}",
                       f"{r['segments']} x {r['segment_length']}" if r["segments"] else "-", arith, r["crc32"])

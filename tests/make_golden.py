@@ -1,8 +1,9 @@
 """Write the committed golden files for the current format version (run by hand, once per version).
 
 Format 8 is the first portable one: its files decode on any machine, and they stay committed
-forever to prove it (formats 1-7 were machine-bound pre-releases and are refused).
-Learning while coding (--adapt) is still machine-bound float32, so it has no golden file.
+forever to prove it (formats 1-7 were machine-bound pre-releases and are refused). Learning while
+coding (arithmetic 2) has its own: fine-tuning the golden models, and learning from scratch from
+a byte preset's seeded random weights (the "-scratch" files name the preset in their header).
     python -m tests.make_golden
 """
 
@@ -25,7 +26,19 @@ CASES = {
     "-groups2": (lambda: TEXT[:600], Settings(segment=128, groups=2)),
     "-crlf": (lambda: (DATA / "golden-crlf.txt").read_bytes(), Settings(segment=128)),
     "-mix": (lambda: TEXT[:600] * 2, Settings(mix=True, segment=MIX_SEGMENT)),
+    "-adapt": (lambda: TEXT[:600], Settings.make(adapt=True, adapt_lr=1e-3, adapt_block=8, segment=128)),
+    "-scratch": (lambda: TEXT[:600], Settings.make(adapt=True, mix=True, seed=7, segment=200)),
 }
+SCRATCH_PRESET = {"gpt": "gpt-nano", "lstm": "lstm-nano"}
+
+
+def golden_model(arch: str, tag: str):
+    """The model a golden file was written with: the tiny golden model, or a preset's random weights."""
+    if tag == "-scratch":
+        from lmzip import registry
+
+        return registry.scratch(SCRATCH_PRESET[arch], CASES[tag][1].seed)
+    return load_model(DATA / f"golden-{arch}")
 
 
 def golden_path(arch: str, tag: str, version: int = format.VERSION) -> Path:
@@ -40,10 +53,9 @@ def main() -> None:
         folder = DATA / f"golden-{arch}"
         if not folder.exists():
             save_model(tiny(arch), ByteTokenizer(), folder)
-        model = load_model(folder)
         for tag, (data, settings) in CASES.items():
-            blob, head, _ = codec.encode(data(), model, settings, workers=1)
-            assert not head.stored and head.portable
+            blob, head, _ = codec.encode(data(), golden_model(arch, tag), settings, workers=1)
+            assert not head.stored
             out = golden_path(arch, tag)
             if not out.exists():  # a golden file is never rewritten
                 out.write_bytes(blob)

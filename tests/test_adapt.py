@@ -11,7 +11,7 @@ import torch
 
 from lmzip import codec
 from lmzip import format as fmt
-from lmzip.adapt import AdaptConfig
+from lmzip.settings import AdaptConfig
 from tests.conftest import TEXT
 
 ADAPT = codec.Settings(adapt=AdaptConfig(1e-3, 8))

@@ -94,15 +94,15 @@ def test_test_and_list(run, work):
     assert "exact integer v1" in r.stdout  # the arithmetic version
     r = run("info", "--json", "a.txt.lmz")
     assert '"original_bytes": 1000' not in r.stdout and f'"original_bytes": {len(TEXT)}' in r.stdout
-    assert '"portable": true' in r.stdout and '"arithmetic": "exact integer v1"' in r.stdout
+    assert '"arithmetic": "exact integer v1"' in r.stdout
     assert len(list(work.iterdir())) == 2  # a.txt and a.txt.lmz: test wrote nothing
 
 
-def test_an_adapt_file_is_listed_as_machine_bound(run, work):
+def test_an_adapt_file_is_listed_with_the_learning_arithmetic(run, work):
     run("compress", "-m", "tiny-gpt", "--adapt", "--adapt-block", "8", "a.txt")
     r = run("list", "--json", "a.txt.lmz")
-    assert '"portable": false' in r.stdout and '"arithmetic": "float32, machine-bound"' in r.stdout
-    assert '"threads": 1' in r.stdout
+    assert '"arithmetic": "exact integer v1, learning in deterministic float64 v1"' in r.stdout
+    assert '"adapt": true' in r.stdout and "threads" not in r.stdout
 
 
 @pytest.mark.parametrize(

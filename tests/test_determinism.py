@@ -46,7 +46,7 @@ def test_thread_count_does_not_change_the_file_and_is_restored(gpt_model):
     before = torch.get_num_threads()
     one = codec.encode(TEXT[:200], gpt_model, Settings(threads=1))[0]
     two, head, _ = codec.encode(TEXT[:200], gpt_model, Settings(threads=2))
-    assert one == two and head.portable
+    assert one == two and head.arith == 1
     assert torch.get_num_threads() == before
     assert codec.decode(*fmt.unpack(two), gpt_model) == TEXT[:200]
 
@@ -111,3 +111,13 @@ def test_the_encoders_passes_give_the_counts_of_single_steps(gpt_model):
         st2 = ep.start(2)
         many = torch.cat([ep.steps(feed[:, a : a + 7], st2)[0] for a in range(0, 40, 7)], dim=1)
     assert ep.cfg.context == 16 and torch.equal(one.double(), many.double())
+
+
+def test_learning_while_coding_does_not_depend_on_the_thread_count(gpt_model):
+    from dataclasses import replace
+
+    settings = Settings.make(adapt=True, adapt_block=4, segment=100)
+    one, head, _ = codec.encode(TEXT[:300], gpt_model, settings)
+    two = codec.encode(TEXT[:300], gpt_model, replace(settings, threads=2))[0]
+    assert one == two and head.arith == 2
+    assert codec.decode(*fmt.unpack(two), gpt_model) == TEXT[:300]

@@ -113,24 +113,35 @@ def test_group_streams_round_trip_and_reject_bad_tables():
         fmt.split_streams(b"\0", 2)
 
 
-def test_adapt_fields_and_the_machine_round_trip():
-    h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, arith=0, threads=2, isa="avx2",
+def test_adapt_fields_round_trip():
+    h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, arith=2,
                    adapt_optimizer="adam", adapt_lr=0.25, adapt_block=32, payload_length=0)
     back, _ = fmt.unpack(h.pack())
-    assert back == h and back.size == h.size == 62 + 1 + 7 + 4 and not back.portable
+    assert back == h and back.size == h.size == 62 + 1 + 7 + 4
+
+
+def test_a_machine_bound_file_of_0_2_0_is_refused_with_one_line():
+    h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, arith=2,
+                   adapt_optimizer="adam", adapt_lr=0.25, adapt_block=32, payload_length=0)
+    blob = bytearray(h.pack())
+    blob[6:11] = bytes([0, 0, 0, 1, 2])  # arithmetic 0 on cpu, float32, 1 thread, avx2: as 0.2.0 wrote it
+    blob[-4:] = struct.pack("<I", zlib.crc32(bytes(blob[:-4])))
+    with pytest.raises(FormatError, match="machine-bound --adapt file of lmzip 0.2.0.*the machine that wrote it"):
+        fmt.unpack(bytes(blob))
 
 
 def test_seed_field_round_trips():
-    h = fmt.Header(5, 1, model_name="gpt-nano", n_tokens=4, segment_length=4, arith=0, adapt_optimizer="adam",
+    h = fmt.Header(5, 1, model_name="gpt-nano", n_tokens=4, segment_length=4, arith=2, adapt_optimizer="adam",
                    adapt_lr=0.25, adapt_block=32, seed=2**63 - 5, payload_length=0)
     back, _ = fmt.unpack(h.pack())
     assert back == h and back.size == h.size == 62 + 8 + 7 + 8 + 4
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda b: b.__setitem__(6, 2), "unsupported arithmetic version 2"),
-    (lambda b: b.__setitem__(9, 4), "machine fields set in an exact-arithmetic file"),
-    (lambda b: b.__setitem__(6, 0), "unsupported computation settings"),  # float needs its thread count
+    (lambda b: b.__setitem__(6, 3), "unsupported arithmetic version 3"),
+    (lambda b: b.__setitem__(6, 2), "arithmetic does not match the adapt flag"),
+    (lambda b: b.__setitem__(9, 4), "reserved bytes 7-10 are not 0"),
+    (lambda b: b.__setitem__(6, 0), "machine-bound --adapt file of lmzip 0.2.0"),
     (lambda b: b[49:57].__setitem__(slice(None), bytes(8)) or b.__setitem__(slice(49, 57), bytes(8)), "no tokens"),
     (lambda b: b.__setitem__(slice(49, 57), (2**40).to_bytes(8, "little")), "more tokens than original bytes"),
     (lambda b: b.__setitem__(slice(57, 61), bytes(4)), "zero segment length"),

@@ -10,7 +10,7 @@ import pytest
 from lmzip import codec
 from lmzip import format as fmt
 from lmzip.checkpoint import load_model
-from tests.make_golden import CASES, golden_path
+from tests.make_golden import CASES, golden_model, golden_path
 
 DATA = Path(__file__).parent / "data"
 ORIGINAL = (DATA / "golden.txt").read_bytes()
@@ -27,16 +27,19 @@ def test_every_golden_file_decodes(path):
     head, payload = fmt.unpack(path.read_bytes())
     original = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in path.name else ORIGINAL
     original = ORIGINAL * 2 if "-mix-" in path.name else original
-    assert head.crlf == ("-crlf-" in path.name) and head.mix == ("-mix-" in path.name)
-    assert head.portable and head.arith == 1 and not head.adapt
-    assert codec.decode(head, payload, load_model(DATA / f"golden-{arch}")) == original
+    tag = path.name[len(f"golden-{arch}") : path.name.rindex("-v")]
+    assert head.crlf == (tag == "-crlf") and head.mix == (tag in ("-mix", "-scratch"))
+    learns = tag in ("-adapt", "-scratch")
+    assert head.adapt == learns and head.arith == (2 if learns else 1)
+    assert (head.seed is not None) == (tag == "-scratch")
+    assert codec.decode(head, payload, golden_model(arch, tag)) == original
 
 
 @pytest.mark.parametrize("arch", ["gpt", "lstm"])
 @pytest.mark.parametrize("tag", list(CASES))
 def test_encoder_reproduces_the_golden_bitstream(arch, tag):
     data, settings = CASES[tag]
-    blob, head, _ = codec.encode(data(), load_model(DATA / f"golden-{arch}"), settings)
+    blob, head, _ = codec.encode(data(), golden_model(arch, tag), settings)
     assert blob == golden_path(arch, tag).read_bytes()
 
 

@@ -59,13 +59,15 @@ for key, (data, model, settings) in cases(threads).items():
         row["decoded"] = codec.decode(*fmt.unpack(ref), model, workers=1) == data
     out[key] = row
 from tests.test_golden import DATA, ORIGINAL
-from lmzip.checkpoint import load_model
+from tests.make_golden import golden_model
 golden = {}
 for p in sorted(DATA.glob("golden-*-v*.lmz")):
     want = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in p.name else ORIGINAL
     want = ORIGINAL * 2 if "-mix-" in p.name else want
     h, payload = fmt.unpack(p.read_bytes())
-    golden[p.name] = codec.decode(h, payload, load_model(DATA / ("golden-" + p.name.split("-")[1])), workers=1) == want
+    arch = p.name.split("-")[1]
+    model = golden_model(arch, p.name[len("golden-" + arch) : p.name.rindex("-v")])
+    golden[p.name] = codec.decode(h, payload, model, workers=1) == want
 print(json.dumps({"cases": out, "golden": golden}))
 """
 
@@ -85,8 +87,13 @@ def cases(threads: int = 1) -> dict:
         out[f"{arch}-static"] = (text, model, Settings(segment=128, threads=threads))
         out[f"{arch}-mix"] = (text * 2, model, Settings(mix=True, segment=250, threads=threads))
         out[f"{arch}-groups"] = (text, model, Settings(segment=100, groups=3, threads=threads))
+        out[f"{arch}-adapt"] = (text, model, Settings.make(adapt=True, adapt_block=8, segment=150, threads=threads))
+        out[f"{arch}-scratch"] = (text, registry.scratch(f"{arch}-nano", 3),
+                                  Settings.make(adapt=True, mix=True, seed=3, segment=300, threads=threads))
     for name in ("gpt-wide", "lstm-wide"):
         out[f"{name}-mix"] = (alice, registry.load(name), Settings(mix=True, segment=300, threads=threads))
+        out[f"{name}-adapt"] = (alice[:400], registry.load(name), Settings.make(adapt=True, adapt_block=16,
+                                                                              threads=threads))
     return out
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lmzip import adapt, codec, format, registry
+from lmzip import codec, format, registry
+from lmzip.settings import FINE_TUNE
 
 SHIPPED = list(registry.available())
 ALICE = (Path(__file__).parent.parent / "corpora" / "canterbury" / "alice29.txt").read_bytes()
@@ -34,7 +35,7 @@ def test_a_shipped_model_learns_and_mixes_while_coding_and_decodes_exactly(name)
     # every size in the mode that uses all of the codec: its default adaptation and the match model
     lm = registry.load(name)
     data = ALICE[30000:30600] * 2  # the repeat is what the match model and the learning should catch
-    settings = codec.Settings(mix=True, adapt=adapt.defaults(scratch=False))
+    settings = codec.Settings(mix=True, adapt=FINE_TUNE)
     blob, head, _ = codec.encode(data, lm, replace(settings, groups=1))
     assert head.adapt and head.mix
     assert codec.decode(*format.unpack(blob), lm, workers=1) == data
