@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from functools import cache
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -64,7 +63,10 @@ def dmm(a: Tensor, b: Tensor) -> Tensor:
     bits = _bits(a.shape[-1])
     qa, sa = quant(a, -1, bits)
     qb, sb = quant(b, -2, bits)
-    return torch.matmul(qa, qb) * sa * sb
+    acc = torch.matmul(qa, qb)
+    if _cpu(acc) and acc.dim() == 2:
+        return torch.from_numpy(kernels.scale_out(acc.numpy(), sa.contiguous().numpy(), sb.contiguous().numpy()))
+    return acc * sa * sb
 
 
 @cache
@@ -73,10 +75,7 @@ def _pow2(device: str) -> Tensor:
     return torch.tensor([math.ldexp(1.0, -k) for k in range(1101)], dtype=torch.float64, device=device)
 
 
-LN2 = 0.6931471805599453
-_INV_LN2 = 1.4426950408889634
-_TAYLOR = [1.0 / math.factorial(i) for i in range(14)]  # exp(r) on [-ln 2, 0]: error below 1e-16
-_TAYLOR_T = np.array(_TAYLOR)
+LN2, _INV_LN2, _TAYLOR = kernels.LN2, kernels.INV_LN2, kernels.EXP_TAYLOR  # exp(r) on [-ln 2, 0]: error < 1e-16
 
 
 def dexp(x: Tensor) -> Tensor:
@@ -93,7 +92,7 @@ def dexp(x: Tensor) -> Tensor:
 
 
 def _consts():
-    return _pow2("cpu").numpy(), _TAYLOR_T, LN2, _INV_LN2
+    return (_pow2("cpu").numpy(),)
 
 
 def sigmoid(x: Tensor) -> Tensor:

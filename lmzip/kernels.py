@@ -8,6 +8,8 @@ references run wherever these cannot (a GPU, or no numba).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 try:
@@ -250,20 +252,30 @@ def _dots_at(qq, k, b, h, L, out):
 
 # ---------------------------------------------------------------------------- learning (lmzip.detfloat)
 
+# exp(r) on [-ln 2, 0] by its Taylor polynomial of degree 13 (error below 1e-16), evaluated by Horner
+EXP_TAYLOR = tuple(1.0 / math.factorial(i) for i in range(14))
+C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13 = EXP_TAYLOR
+LN2 = 0.6931471805599453
+INV_LN2 = 1.4426950408889634
+
 
 @_jit
-def dexp(x, pow2, taylor, ln2, inv_ln2):
-    """exp of x <= 0 element by element, as detfloat.dexp: range reduction, Horner, an exact 2^-k."""
+def _exp1(v, pow2):
+    """exp(v), v <= 0, as detfloat.dexp: v = r - k ln 2, Horner from the highest term, times 2^-k."""
+    v = max(v, -700.0)
+    k = np.floor(-v * INV_LN2)
+    r = v + k * LN2
+    p = ((((((((((((C13 * r + C12) * r + C11) * r + C10) * r + C9) * r + C8) * r + C7) * r + C6) * r + C5) * r
+                + C4) * r + C3) * r + C2) * r + C1) * r + C0
+    return p * pow2[int(k)]
+
+
+@_jit
+def dexp(x, pow2):
+    """detfloat.dexp element by element."""
     out = np.empty_like(x)
-    n = len(taylor)
     for i in range(x.size):
-        v = max(x[i], -700.0)
-        k = np.floor(-v * inv_ln2)
-        r = v + k * ln2
-        p = taylor[n - 1]
-        for j in range(n - 2, -1, -1):
-            p = p * r + taylor[j]
-        out[i] = p * pow2[int(k)]
+        out[i] = _exp1(x[i], pow2)
     return out
 
 
@@ -286,45 +298,48 @@ def quant_rows(x, bits_scale):
 
 
 @_jit
-def _sigmoid1(z, pow2, taylor, ln2, inv_ln2):
-    v = max(-abs(z), -700.0)
-    k = np.floor(-v * inv_ln2)
-    r = v + k * ln2
-    n = len(taylor)
-    p = taylor[n - 1]
-    for j in range(n - 2, -1, -1):
-        p = p * r + taylor[j]
-    e = p * pow2[int(k)]
+def _sigmoid1(z, pow2):
+    e = _exp1(-abs(z), pow2)
     return 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
 
 
 @_jit
-def sigmoid(x, pow2, taylor, ln2, inv_ln2):
+def sigmoid(x, pow2):
     """detfloat.sigmoid element by element."""
     out = np.empty_like(x)
     for i in range(x.size):
-        out[i] = _sigmoid1(x[i], pow2, taylor, ln2, inv_ln2)
+        out[i] = _sigmoid1(x[i], pow2)
     return out
 
 
 @_jit
-def tanh(x, pow2, taylor, ln2, inv_ln2):
+def tanh(x, pow2):
     """detfloat.tanh element by element: 2 sigmoid(2x) - 1."""
     out = np.empty_like(x)
     for i in range(x.size):
-        out[i] = _sigmoid1(x[i] * 2.0, pow2, taylor, ln2, inv_ln2) * 2.0 - 1.0
+        out[i] = _sigmoid1(x[i] * 2.0, pow2) * 2.0 - 1.0
     return out
 
 
 @_jit
-def gelu(x, c, a, c_half, a3, pow2, taylor, ln2, inv_ln2):
+def gelu(x, c, a, c_half, a3, pow2):
     """detfloat.gelu element by element: the tanh form and its derivative."""
     y = np.empty_like(x)
     dy = np.empty_like(x)
     for i in range(x.size):
         v = x[i]
         v2 = v * v
-        t = _sigmoid1(((v + v * v2 * a) * c) * 2.0, pow2, taylor, ln2, inv_ln2) * 2.0 - 1.0
+        t = _sigmoid1(((v + v * v2 * a) * c) * 2.0, pow2) * 2.0 - 1.0
         y[i] = v * (t + 1.0) * 0.5
         dy[i] = (t + 1.0) * 0.5 + v * (1.0 - t * t) * c_half * (v2 * a3 + 1.0)
     return y, dy
+
+
+@_jit
+def scale_out(acc, sa, sb):
+    """acc * sa * sb for acc [M, N], sa [M, 1], sb [1, N]: detfloat.dmm's scales, in place."""
+    M, N = acc.shape
+    for m in range(M):
+        for n in range(N):
+            acc[m, n] = acc[m, n] * sa[m, 0] * sb[0, n]
+    return acc
