@@ -44,8 +44,9 @@ def io_options(f):
 
 @main.command()
 @io_options
-@click.option("--threads", default=1, show_default=True, type=click.IntRange(1, 64),
-              help="Intra-op threads (only --adapt files record them).")
+@click.option("--threads", type=click.IntRange(1, 64),
+              help="Intra-op threads per process (default: the cores, shared by the processes coding groups; "
+                   "the file never depends on it).")
 @click.option("--segment", type=int, help="Segment length in tokens (default: chosen from the input size).")
 @click.option("--mix", is_flag=True, help="Mix the model with an online match model (repeats cost less).")
 @click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block "

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -34,11 +34,19 @@ Progress = Callable[[int, int], None]  # called with (tokens coded so far, token
 Visit = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]  # (step, rows, counts, tokens)
 
 
+def with_threads(settings: Settings, processes: int) -> Settings:
+    """``settings`` with its thread count decided: as given, or the cores this process may use shared
+    among the ``processes`` coding at once (the bits never depend on it, only the speed)."""
+    if settings.threads is not None:
+        return settings
+    return replace(settings, threads=max(1, min(64, parallel.default_workers() // max(1, processes))))
+
+
 @contextlib.contextmanager
 def computation(settings: Settings) -> Iterator[None]:
     """Apply the thread count for the duration of a coding run, then restore it."""
     before = torch.get_num_threads()
-    torch.set_num_threads(settings.threads)
+    torch.set_num_threads(with_threads(settings, 1).threads)
     try:
         with torch.inference_mode():
             yield
@@ -194,8 +202,10 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     head.segment_length, head.groups = settings.layout(len(tokens))
     layout = Layout.of(len(tokens), head.segment_length, head.groups)
     segs, bounds = layout.segments(np.asarray(tokens)), layout.bounds()
+    workers = workers or parallel.default_workers()
+    settings = with_threads(settings, min(workers, head.groups))
     tasks = [(segs[a:b], layout.lengths[a:b], settings) for a, b in bounds]
-    results = parallel.map_groups(_encode_group, model, tasks, workers or parallel.default_workers(),
+    results = parallel.map_groups(_encode_group, model, tasks, workers,
                                   progress, _group_done(progress, layout.lengths, bounds))
     payload = join_streams([r[0] for r in results])
     bits = sum(r[1] for r in results)
@@ -236,14 +246,15 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
         return verify(head, payload)
     if model is None:
         raise ValueError("a coded file needs its model")
-    settings = settings_of(head, device)
+    workers = workers or parallel.default_workers()
+    settings = with_threads(settings_of(head, device), min(workers, head.groups))
     layout = Layout.of(head.n_tokens, head.segment_length, head.groups)
     streams = split_streams(payload, head.groups)
     if any(len(s) % 4 for s in streams):
         raise FormatError("corrupt data (a stream is not a whole number of 32-bit words)")
     tasks = [(st, layout.lengths[a:b], settings) for st, (a, b) in zip(streams, layout.bounds(), strict=True)]
     try:
-        parts = parallel.map_groups(_decode_group, model, tasks, workers or parallel.default_workers(),
+        parts = parallel.map_groups(_decode_group, model, tasks, workers,
                                     progress, _group_done(progress, layout.lengths, layout.bounds()))
     except (ValueError, KeyError, RuntimeError) as e:
         raise IntegrityError(f"corrupt data (the range decoder failed: {e})") from e

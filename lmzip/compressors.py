@@ -141,7 +141,7 @@ class LMZip(Compressor):
         self.settings = (f"{arch}, {cfg.get('tokenizer')} {m.get('vocab_size')}" + (", +match model" if mix else "")
                          + (", learns while coding" if adapt else ""))
         self.model_bytes = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
-        self._c = LMCompressor(model, device=device, mix=mix, adapt=adapt)
+        self._c = LMCompressor(model, device=device, mix=mix, adapt=adapt, threads=1)  # one core each, as the others
 
     def compress(self, data: bytes) -> bytes:
         res = self._c.compress_ex(data)
@@ -166,7 +166,7 @@ class Scratch(LMZip):
         self.name, self.model_bytes = f"{preset}+scratch", 0
         self.settings = (f"{m['arch']} {m['n_layer']}x{m['n_embd']}, random weights (seed {seed}), "
                          f"learns from scratch (lr {FROM_SCRATCH.lr:g}, block {FROM_SCRATCH.block})")
-        self._c = LMCompressor(preset, adapt=True, seed=seed)  # its defaults: lmzip.settings
+        self._c = LMCompressor(preset, adapt=True, seed=seed, threads=1)  # its defaults: lmzip.settings
 
 
 @dataclass(frozen=True)

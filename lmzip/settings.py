@@ -67,12 +67,13 @@ class Settings:
     rows: int | None = None  # at most this many segments side by side (longer segments instead)
     groups: int | None = None  # None: chosen from the input size
     device: str = "cpu"
-    threads: int = 1  # intra-op threads
+    threads: int | None = None  # intra-op threads per process; None: the cores, shared by the processes
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
              adapt_block: int | None = None, seed: int | None = None, segment: int | None = None,
-             rows: int | None = None, groups: int | None = None, device: str = "cpu", threads: int = 1) -> Settings:
+             rows: int | None = None, groups: int | None = None, device: str = "cpu",
+             threads: int | None = None) -> Settings:
         """The settings for these options, every default applied here and nowhere else."""
         if adapt_block is not None and not 1 <= adapt_block <= 65535 or adapt_lr is not None and not adapt_lr > 0:
             raise ValueError("--adapt-block must be 1..65535 and --adapt-lr positive")
@@ -82,7 +83,7 @@ class Settings:
             raise ValueError("--seed needs --adapt (random weights that never learn predict nothing)")
         if segment is not None and segment < 1 or groups is not None and groups < 1 or rows is not None and rows < 1:
             raise ValueError("--segment, rows and groups must be positive")
-        if not 1 <= threads <= 64:
+        if threads is not None and not 1 <= threads <= 64:
             raise ValueError("--threads must be 1..64")
         cfg = None
         if adapt:
