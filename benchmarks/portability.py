@@ -6,6 +6,9 @@ Run it at two commits (before and after a format change) on the same machine and
 
     .venv/bin/python benchmarks/portability.py --out benchmarks/results/portability/format8.json
     .venv/bin/python benchmarks/portability.py --compare DIR   # DIR/format7.json + format8.json -> DIR/comparison.md
+
+``--root TREE`` runs another checkout's lmzip (with its own .venv), for example a worktree of the
+last commit before a format change; ``--no-verify`` only compresses (the long learning runs).
 """
 
 from __future__ import annotations
@@ -25,14 +28,20 @@ FILES = ("canterbury/alice29.txt", "calgary/book1", "enwik/enwik6", "shakespeare
 MODES = {"static": [], "mix": ["--mix"], "adapt+mix": ["--adapt", "--mix"]}
 
 
-def _run(args: list[str]) -> tuple[float, int]:
-    """Run one lmzip command; returns wall seconds and peak resident KiB."""
-    cmd = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "lmzip", *args]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+def _run(args: list[str], root: Path = ROOT) -> tuple[float, int]:
+    """Run one lmzip command of the checkout ``root``; returns wall seconds and peak resident KiB."""
+    python = root / ".venv" / "bin" / "python"
+    cmd = ["/usr/bin/time", "-f", "%e %M", str(python if python.exists() else sys.executable), "-m", "lmzip", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
     if r.returncode:
         sys.exit(f"{' '.join(args)}: {r.stderr.strip()}")
     wall, kib = r.stderr.strip().splitlines()[-1].split()
     return float(wall), int(kib)
+
+
+def _mark(*verified) -> str:
+    """✓ both round trips compared equal, – one was not decompressed (--no-verify), ✗ one failed."""
+    return "✗" if False in verified else "–" if None in verified else "✓"
 
 
 def compare(d: Path) -> str:
@@ -41,8 +50,9 @@ def compare(d: Path) -> str:
     key = lambda r: (r["model"], r["mode"], r["file"])  # noqa: E731
     o = {key(r): r for r in old}
     lines = ["Coded size, format 7 (float arithmetic, last commit before format 8) against format 8 (exact "
-             "integer arithmetic), the same machine, `lmzip compress` defaults, every file decompressed and "
-             "compared (benchmarks/portability.py).", "",
+             "integer arithmetic; learning in deterministic float64), the same machine, `lmzip compress` defaults, "
+             "each file decompressed and compared (✓) or, for the long learning runs, only compressed (–) "
+             "(benchmarks/portability.py).", "",
              "| model | mode | file | bytes | format 7 | format 8 | change | bpb 7 | bpb 8 | verified |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|:-:|"]
     for r in new:
@@ -53,7 +63,7 @@ def compare(d: Path) -> str:
         lines.append(f"| {r['model']} | {r['mode']} | {r['file'].split('/')[-1]} | {r['bytes']:,} | "
                      f"{a['compressed']:,} | {r['compressed']:,} | {change:+.2f}% | "
                      f"{8 * a['compressed'] / a['bytes']:.4f} | {8 * r['compressed'] / r['bytes']:.4f} | "
-                     f"{'✓' if r['verified'] and a['verified'] else '✗'} |")
+                     f"{_mark(r['verified'], a['verified'])} |")
     sp = [d / f"speed-format{v}.json" for v in (7, 8)]
     if all(p.exists() for p in sp):
         s7, s8 = ({(x["name"], x["mode"], x["processes"]): x for x in json.loads(p.read_text())["rows"]} for p in sp)
@@ -82,6 +92,8 @@ def main() -> None:
     ap.add_argument("--models", default="gpt-wide,lstm-wide")
     ap.add_argument("--modes", default="static,mix,adapt+mix")
     ap.add_argument("--files", default=",".join(FILES))
+    ap.add_argument("--root", type=Path, default=ROOT, help="the checkout whose lmzip runs (default: this one)")
+    ap.add_argument("--no-verify", action="store_true", help="compress only (no decompression, no comparison)")
     args = ap.parse_args()
     if args.compare:
         print(compare(args.compare), end="")
@@ -90,22 +102,25 @@ def main() -> None:
         ap.error("--out or --compare is needed")
     out = Path(args.out)
     rows = json.loads(out.read_text())["rows"] if out.exists() else []
-    git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout
+    git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=args.root).stdout
     for model in args.models.split(","):
         for mode in args.modes.split(","):
             for f in args.files.split(","):
                 src = BENCH / f
                 with tempfile.TemporaryDirectory() as d:
                     lmz, back = Path(d) / "x.lmz", Path(d) / "x.out"
-                    tc, mc = _run(["compress", "-q", "-m", model, *MODES[mode], "-o", str(lmz), str(src)])
-                    td, md = _run(["decompress", "-q", "-o", str(back), str(lmz)])
+                    tc, mc = _run(["compress", "-q", "-m", model, *MODES[mode], "-o", str(lmz), str(src)], args.root)
+                    td, md = (None, 0) if args.no_verify else _run(["decompress", "-q", "-o", str(back), str(lmz)],
+                                                                   args.root)
+                    verified = None if args.no_verify else back.read_bytes() == src.read_bytes()
                     row = {"model": model, "mode": mode, "file": f, "bytes": src.stat().st_size,
-                           "compressed": lmz.stat().st_size, "verified": back.read_bytes() == src.read_bytes(),
+                           "compressed": lmz.stat().st_size, "verified": verified,
                            "compress_s": tc, "decompress_s": td, "peak_mib": max(mc, md) / 1024,
                            "git": git.strip(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
                 rows = [r for r in rows if (r["model"], r["mode"], r["file"]) != (model, mode, f)] + [row]
+                state = {True: "ok", False: "FAILED", None: "not decompressed"}[verified]
                 print(f"{model:10s} {mode:9s} {f:34s} {8 * row['compressed'] / row['bytes']:.4f} bpb "
-                      f"{tc:7.1f}/{td:7.1f} s  {'ok' if row['verified'] else 'FAILED'}", flush=True)
+                      f"{tc:7.1f}/{td or 0:7.1f} s  {state}", flush=True)
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
 

@@ -1,6 +1,6 @@
 """Coding speed and peak memory of every preset, shipped model and coding mode on this machine.
 
-Each measurement runs in a fresh process (so its peak memory is its own) with one thread:
+Each measurement runs in a fresh process (so its peak memory is its own) with one thread (--threads):
 compress, then decompress and verify; shipped models also with two worker processes (the file's
 segment groups, which follow from the input size, coded two at a time, as `lmzip compress` does on
 two cores) and in every mode (static, +mix, +adapt, +adapt+mix). Presets without a shipped model
@@ -11,7 +11,9 @@ benchmarks/results/speed.{json,md}.
     .venv/bin/python benchmarks/speed.py [--file corpora/canterbury/alice29.txt]
     .venv/bin/python benchmarks/speed.py --models gpt-wide,lstm-wide --modes static,mix   # re-measure some
 
-A run limited by --models or --modes replaces those rows and keeps the others already in speed.json.
+A run limited by --models or --modes replaces those rows and keeps the others already in speed.json,
+except rows measured before format 8 (they record no arithmetic), which are dropped. --models may name
+presets without a shipped model too (random weights; with the adapt mode, the learning-from-scratch row).
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ from lmzip.settings import Settings
 from lmzip.checkpoint import from_predictor
 from lmzip.model import build_model, config_from_dict
 from lmzip.tokenizer import ByteTokenizer
-kind, name, mode, procs, path = sys.argv[1:6]
-procs = int(procs)
+kind, name, mode, procs, threads, path = sys.argv[1:7]
+procs, threads = int(procs), int(threads)
 if kind == "model":
     lm = registry.load(name)
 elif kind == "scratch":
@@ -45,12 +47,13 @@ else:
     lm = from_predictor(build_model(config_from_dict(dict(p.model, vocab_size=tok.vocab_size))), tok, name)
 # what `lmzip compress` uses for these options
 settings = Settings.make(mix="mix" in mode, adapt=kind == "scratch" or "adapt" in mode,
-                         seed=0 if kind == "scratch" else None)
+                         seed=0 if kind == "scratch" else None, threads=threads)
 data = open(path, "rb").read()
 t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings, workers=procs)
 t1 = time.perf_counter()
 out = codec.decode(*fmt.unpack(blob), lm, workers=procs); t2 = time.perf_counter()
-print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, "groups": head.groups,
+print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, "threads": threads,
+  "groups": head.groups,
   "arithmetic": head.arith,
   "bytes": len(data), "compressed": len(blob), "stored": head.stored,
   "segments": head.n_segments, "ideal_bits": bits, "compress_kbps": len(data) / 1e3 / (t1 - t0),
@@ -63,25 +66,31 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--file", default=str(ROOT / "corpora" / "canterbury" / "alice29.txt"))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
-    ap.add_argument("--models", help="only these shipped models (comma-separated); no presets")
+    ap.add_argument("--models", help="only these shipped models or presets (comma-separated)")
+    ap.add_argument("--threads", type=int, default=1, help="intra-op threads per process")
     ap.add_argument("--modes", default="static,mix,adapt,adapt+mix", help="coding modes of the shipped models")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from lmzip import registry
 
-    models, modes = args.models.split(",") if args.models else list(registry.available()), args.modes.split(",")
+    have = list(registry.available())
+    names = args.models.split(",") if args.models else have + [n for n in registry.PRESETS if n not in have]
+    models, presets, modes = [n for n in names if n in have], [n for n in names if n not in have], args.modes.split(",")
+    if unknown := [n for n in presets if n not in registry.PRESETS]:
+        ap.error(f"unknown model {unknown[0]!r}")
     jobs = [("model", n, "static", p) for p in (1, 2) for n in models if "static" in modes]
     jobs += [("model", n, m, 1) for m in ("mix", "adapt", "adapt+mix") if m in modes for n in models]
-    if not args.models:
-        jobs += [("preset", n, "static", 1) for n in registry.PRESETS if n not in registry.available()]
-        jobs += [("scratch", n, "adapt", 1) for n in registry.PRESETS if registry.PRESETS[n].tokenizer == "bytes"]
+    jobs += [("preset", n, "static", 1) for n in presets if "static" in modes]
+    jobs += [("scratch", n, "adapt", 1) for n in presets
+             if "adapt" in modes and registry.PRESETS[n].tokenizer == "bytes"]
     out = Path(args.out)
     old = json.loads((out / "speed.json").read_text())["rows"] if (out / "speed.json").exists() else []
     key = lambda x: (x["kind"], x["name"], x["mode"], x["processes"])  # noqa: E731
     redo = {(k, n, m, p) for k, n, m, p in jobs}
-    rows = [x for x in old if key(x) not in redo] if args.models or args.modes != ap.get_default("modes") else []
+    rows = [x for x in old if key(x) not in redo and "arithmetic" in x] \
+        if args.models or args.modes != ap.get_default("modes") else []
     for kind, name, mode, procs in jobs:
-        r = subprocess.run([sys.executable, "-c", CHILD, kind, name, mode, str(procs), args.file],
+        r = subprocess.run([sys.executable, "-c", CHILD, kind, name, mode, str(procs), str(args.threads), args.file],
                            capture_output=True, text=True,
                            env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}, cwd=ROOT)
         if r.returncode:
@@ -96,14 +105,16 @@ def main() -> None:
                              ("static", "mix", "adapt", "adapt+mix").index(x["mode"]), order.get(x["name"], 99)))
     out.mkdir(parents=True, exist_ok=True)
     (out / "speed.json").write_text(json.dumps({"file": Path(args.file).name, "rows": rows}, indent=1) + "\n")
-    lines = [f"Coding speed on {Path(args.file).name}, one thread per process (benchmarks/speed.py).", "",
-             "| model | weights | mode | processes | groups | arithmetic | params | bpb | compress KB/s | "
-             "decompress KB/s | peak MiB (main process) |", "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+    lines = [f"Coding speed on {Path(args.file).name} (benchmarks/speed.py). Arithmetic 1: exact integer "
+             "prediction; 2: the same, learning in deterministic float64 (both decode on any machine).", "",
+             "| model | weights | mode | processes | threads each | groups | arithmetic | params | bpb | "
+             "compress KB/s | decompress KB/s | peak MiB (main process) |",
+             "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
     weights = {"model": "shipped", "preset": "random (speed only)", "scratch": "random, learns from scratch"}
     for x in rows:
         bpb = f"{8 * x['compressed'] / x['bytes']:.3f}" if x["kind"] != "preset" else "–"
-        lines.append(f"| {x['name']} | {weights[x['kind']]} | {x['mode']} | {x['processes']} | {x.get('groups', '')} | "
-                     f"{x.get('arithmetic', x.get('dtype', ''))} | "
+        lines.append(f"| {x['name']} | {weights[x['kind']]} | {x['mode']} | {x['processes']} | {x.get('threads', 1)} | "
+                     f"{x.get('groups', '')} | {x['arithmetic']} | "
                      f"{x['params'] / 1e6:.2f} M | {bpb} | {x['compress_kbps']:.1f} | {x['decompress_kbps']:.1f} | "
                      f"{x['peak_mib']:.0f} |")
     (out / "speed.md").write_text("\n".join(lines) + "\n")

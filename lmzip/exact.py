@@ -20,6 +20,10 @@ the coding path
 The coder then receives integer counts that sum to exactly COUNT_TOTAL (``counts_from_logits``),
 and constriction codes count + 1 out of 2^24 exactly (lmzip.coder). A test runs the same input
 under every CPU kernel family, oneDNN ISA and thread count and compares a digest of every count.
+
+Learning while coding (arithmetic 2) computes new weights, not counts; they reach the coder only
+through the exact predictor rebuilt from them, and lmzip.detfloat makes their own computation the
+same on every machine by the same means (quantized operands, exact sums, single IEEE operations).
 """
 
 from __future__ import annotations
