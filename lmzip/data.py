@@ -35,6 +35,16 @@ def read_bytes(path: Path) -> bytes:
         raise LmzipError(f"{path}: {e.strerror or e}") from e
 
 
+def _offline(datasets) -> None:
+    """Keep the hub offline even when datasets was imported before the variables above were set."""
+    import huggingface_hub.constants as hub
+
+    hub.HF_HUB_OFFLINE = True
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        if hasattr(datasets.config, name):
+            setattr(datasets.config, name, True)
+
+
 def load_dataset_texts(name: str, split: str, column: str) -> list[bytes]:
     """UTF-8 bytes of one text column of a local or cached Hugging Face dataset (offline only)."""
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -43,6 +53,7 @@ def load_dataset_texts(name: str, split: str, column: str) -> list[bytes]:
         import datasets
     except ImportError as e:  # pragma: no cover - depends on the install
         raise LmzipError("the 'datasets' package is not installed (pip install datasets)") from e
+    _offline(datasets)
     try:
         ds = datasets.load_dataset(name, split=split)  # a local folder or a cached hub name
     except Exception as e:  # datasets raises many types; all mean "not available here"
