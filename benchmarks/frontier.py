@@ -30,7 +30,7 @@ T = "../shared/corpora/train/"
 TRAIN = [T + "en/gutenberg_train.txt", T + "enwik/enwik8_2000000_4154399", T + "code/python311_stdlib_packages.txt",
          T + "multilingual/"]
 VALID = [T + "en/gutenberg_valid.txt"]
-BPE = ROOT / "lmzip" / "models" / "gpt-small" / "tokenizer.json"  # the shipped BPE 4096
+BPE = ROOT / "lmzip" / "weights" / "gpt-small" / "tokenizer.json"  # the shipped BPE 4096
 G = dict(arch="gpt", vocab_size=4096, n_layer=4, n_embd=256, n_head=4, n_kv_head=2, context=256)
 VARIANTS: dict[str, tuple[str, dict]] = {
     "base": ("gpt-small's shape", dict(G)),
@@ -49,11 +49,11 @@ STEPS, BATCH_TOKENS = 250, 16 * 256
 
 CHILD = r"""
 import json, sys, time
-from lmzip import codec, format as fmt
-from lmzip.checkpoint import load_model
+from lmzip.coding import codec, format as fmt
+from lmzip.models.checkpoint import load_model
 lm = load_model(sys.argv[1]); data = open(sys.argv[2], "rb").read()[:65536]
 out = {}
-from lmzip.settings import Settings
+from lmzip.coding.settings import Settings
 for arith in ("exact",):
     s = Settings(groups=1)
     codec.encode(data[:2000], lm, s)  # warm-up
@@ -68,9 +68,9 @@ print(json.dumps(out))
 def train(name: str) -> None:
     """Train one variant (resumes from its checkpoint if stopped)."""
     sys.path.insert(0, str(ROOT))
-    from lmzip.tokenizer import BPETokenizer, ByteTokenizer
-    from lmzip.train import TrainConfig
-    from lmzip.train import train as run
+    from lmzip.models.tokenizer import BPETokenizer, ByteTokenizer
+    from lmzip.models.train import TrainConfig
+    from lmzip.models.train import train as run
 
     m = VARIANTS[name][1]
     k = 3 if m["vocab_size"] == 256 else 1  # BPE 4096 averages ~3.1 bytes per token: same text, 3x tokens
@@ -88,11 +88,11 @@ def measure(text: Path, only: list[str] | None = None) -> None:
 
     With ``only``, just those rows are measured again; the others are kept from frontier.json."""
     sys.path.insert(0, str(ROOT))
-    from lmzip.registry import ORDER  # the shipped models, default pair first
+    from lmzip.models.registry import ORDER  # the shipped models, default pair first
 
     old = {r["name"]: r for r in json.loads((OUT / "frontier.json").read_text())["rows"]} if only else {}
     rows = []
-    shipped = [(n, ROOT / "lmzip" / "models" / n) for n in ORDER]
+    shipped = [(n, ROOT / "lmzip" / "weights" / n) for n in ORDER]
     for name, folder in [(n, RUNS / n / "model") for n in VARIANTS] + shipped:
         if only and name not in only:
             if name in old:

@@ -35,14 +35,14 @@ PROBE = (30, 130)  # steps between which speed is measured, inside the 200-step 
 
 
 def _tokenizer():
-    from lmzip.tokenizer import tokenizer_from_json
+    from lmzip.models.tokenizer import tokenizer_from_json
 
     return tokenizer_from_json(BPE.read_text())
 
 
 def _config(name: str, a: argparse.Namespace):
-    from lmzip.registry import PRESETS
-    from lmzip.train import TrainConfig
+    from lmzip.models.registry import PRESETS
+    from lmzip.models.train import TrainConfig
 
     return TrainConfig(model=dict(PRESETS[name].model), train=TRAIN, valid=VALID, out=f"{a.out}/{name}", name=name,
                        steps=1_000_000, batch=a.batch, lr=a.lr, eval_every=500, ckpt_every=500,
@@ -100,8 +100,8 @@ def worker(name: str, a: argparse.Namespace) -> None:
     """Train one model; set its step count from the pair's measured speed and the deadline."""
     import torch
 
-    from lmzip.model import build_model, config_from_dict
-    from lmzip.train import train
+    from lmzip.models.model import build_model, config_from_dict
+    from lmzip.models.train import train
 
     cfg = _config(name, a)
     cfg.bf16 = _bf16_ok(build_model(config_from_dict(cfg.model)), a.device)
@@ -147,7 +147,7 @@ def main() -> int:
     if a.role != "driver":
         worker(a.role, a)
         return 0
-    from lmzip.data import list_files, tokenize_files
+    from lmzip.models.data import list_files, tokenize_files
 
     t0 = time.time()
     Path(a.out).mkdir(parents=True, exist_ok=True)

@@ -43,9 +43,9 @@ def main() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lmzip import registry
-    from lmzip.explain import explain
-    from lmzip.settings import Settings
+    from lmzip.coding.settings import Settings
+    from lmzip.explain.analysis import explain
+    from lmzip.models import registry
 
     data = Path(args.file).read_bytes()
     modes = {"static": Settings.make(), "mix": Settings.make(mix=True), "adapt": Settings.make(adapt=True),

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lmzip import codec, mix, registry
-from lmzip.settings import Settings
+from lmzip.coding import codec, mix
+from lmzip.coding.settings import Settings
+from lmzip.models import registry
 
 
 def model_rows(model, data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -30,11 +30,12 @@ CHILD = r"""
 import json, sys, time, resource
 import torch
 torch.manual_seed(0)
-from lmzip import codec, registry, format as fmt
-from lmzip.settings import Settings
-from lmzip.checkpoint import from_predictor
-from lmzip.model import build_model, config_from_dict
-from lmzip.tokenizer import ByteTokenizer
+from lmzip.coding import codec, format as fmt
+from lmzip.models import registry
+from lmzip.coding.settings import Settings
+from lmzip.models.checkpoint import from_predictor
+from lmzip.models.model import build_model, config_from_dict
+from lmzip.models.tokenizer import ByteTokenizer
 kind, name, mode, procs, threads, path = sys.argv[1:7]
 procs, threads = int(procs), int(threads)
 if kind == "model":
@@ -71,7 +72,7 @@ def main() -> None:
     ap.add_argument("--modes", default="static,mix,adapt,adapt+mix", help="coding modes of the shipped models")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from lmzip import registry
+    from lmzip.models import registry
 
     have = list(registry.available())
     names = args.models.split(",") if args.models else have + [n for n in registry.PRESETS if n not in have]

@@ -28,7 +28,7 @@ FULL_LSTM = FULL.parent.parent / "shared-full-lstm" / "results.json"  # ppmd-o8 
 
 def section() -> str:
     """The generated text that belongs between the README's results markers."""
-    from lmzip import report
+    from lmzip.bench import report
 
     doc = report.load(RESULTS / "results.json")
     return (f"{START}\n{report.markdown(doc)}\n"

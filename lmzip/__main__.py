@@ -1,5 +1,5 @@
 """``python -m lmzip``."""
 
-from .cli import main
+from lmzip.cli.main import main
 
 main()

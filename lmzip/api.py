@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import format as fmt
+from lmzip.coding import format as fmt
 
 
 @dataclass
@@ -29,8 +29,8 @@ class LMCompressor:
     rows, groups, device, threads); ``jobs`` is how many processes code groups at once."""
 
     def __init__(self, model: str | Path | None = None, jobs: int | None = None, **options):
-        from . import registry
-        from .settings import Settings
+        from lmzip.coding.settings import Settings
+        from lmzip.models import registry
 
         self.settings = Settings.make(**options)
         seed = self.settings.seed
@@ -42,7 +42,7 @@ class LMCompressor:
 
     def compress_ex(self, data: bytes, progress=None) -> Result:
         """Compress and return the blob with its header and the bits the coder paid."""
-        from . import codec
+        from lmzip.coding import codec
 
         blob, head, bits = codec.encode(bytes(data), self.model, self.settings, progress, self.jobs)
         return Result(blob, head, bits)
@@ -73,7 +73,8 @@ def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None, 
     head, payload = fmt.unpack(blob)
     if head.stored:
         return fmt.verify(head, payload)
-    from . import codec, registry
+    from lmzip.coding import codec
+    from lmzip.models import registry
 
     if model is not None and not isinstance(model, (str, Path)) and model.model_id == head.model_id:
         loaded = model
@@ -89,7 +90,7 @@ def _check_device(device: str) -> None:
     """A clear error instead of torch's assertion when the device is not here."""
     import torch
 
-    from .errors import LmzipError
+    from lmzip.errors import LmzipError
 
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise LmzipError(f"device {device!r} is not available here (this torch has no usable CUDA GPU)")

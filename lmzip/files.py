@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .errors import LmzipError
+from lmzip.errors import LmzipError
 
 SUFFIX = ".lmz"
 

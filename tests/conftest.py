@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lmzip.checkpoint import from_predictor, save_model
-from lmzip.model import GPTConfig, LSTMConfig, build_model
-from lmzip.tokenizer import ByteTokenizer, train_bpe
+from lmzip.models.checkpoint import from_predictor, save_model
+from lmzip.models.model import GPTConfig, LSTMConfig, build_model
+from lmzip.models.tokenizer import ByteTokenizer, train_bpe
 
 TEXT = (b"The quick brown fox jumps over the lazy dog. " * 20 + "Ünïcödé текст 中文字符 🎉\n".encode() * 5)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lmzip import codec, format
-from lmzip.checkpoint import load_model, save_model
-from lmzip.settings import Settings
-from lmzip.tokenizer import ByteTokenizer
+from lmzip.coding import codec, format
+from lmzip.coding.settings import Settings
+from lmzip.models.checkpoint import load_model, save_model
+from lmzip.models.tokenizer import ByteTokenizer
 from tests.conftest import TEXT, tiny
 
 DATA = Path(__file__).parent / "data"
@@ -35,7 +35,7 @@ SCRATCH_PRESET = {"gpt": "gpt-nano", "lstm": "lstm-nano"}
 def golden_model(arch: str, tag: str):
     """The model a golden file was written with: the tiny golden model, or a preset's random weights."""
     if tag == "-scratch":
-        from lmzip import registry
+        from lmzip.models import registry
 
         return registry.scratch(SCRATCH_PRESET[arch], CASES[tag][1].seed)
     return load_model(DATA / f"golden-{arch}")

@@ -1,0 +1,360 @@
+"""Exact arithmetic: the building blocks of predictions that are the same integers on every machine.
+
+THE EXACTNESS RULE (arithmetic version 1; every portable .lmz file relies on it, and only this
+module and the exact predictors built from it, lmzip.models.qmodel, may compute what reaches the coder):
+every number that feeds the range coder is a pure function of the input and the model file. So on
+the coding path
+  1. a matrix product multiplies integer-valued operands (weights in ±WQ, activations in ±ACT,
+     both stored as float32) over chunks of at most CHUNK terms, so every partial sum is an integer
+     below 2^24 and float32 holds it exactly, whatever order, blocking, ISA, thread count or GPU the
+     backend uses; chunks are added in float64, where integers are exact up to 2^53;
+  2. every other sum or product is of integers in float64 or int64 that stay below 2^53 (so exact
+     in any order), or a max, or a lookup;
+  3. the only other operations are single, correctly rounded IEEE operations on float64 (+, -, *,
+     /, sqrt), each its own kernel in an order this code fixes, followed where it matters by
+     round/floor back to integers; never a fused op (addcmul, lerp, alpha=), never exp, log, tanh,
+     sigmoid, erf, softmax or a library norm;
+  4. the non-linear functions (exp, sigmoid, tanh, GELU, cos/sin) are tables of integers computed
+     once with Python's decimal module, whose results are correctly rounded and so the same
+     everywhere; the model's weights are quantized from the stored bf16 file by rule 3 alone.
+The coder then receives integer counts that sum to exactly COUNT_TOTAL (``counts_from_logits``),
+and constriction codes count + 1 out of 2^24 exactly (lmzip.coding.coder). A test runs the same input
+under every CPU kernel family, oneDNN ISA and thread count and compares a digest of every count.
+
+Learning while coding (arithmetic 2) computes new weights, not counts; they reach the coder only
+through the exact predictor rebuilt from them, and lmzip.arith.detfloat makes their own computation the
+same on every machine by the same means (quantized operands, exact sums, single IEEE operations).
+"""
+
+from __future__ import annotations
+
+import decimal
+import os
+from functools import cache
+
+import torch
+from torch import Tensor
+
+from lmzip.arith import kernels
+
+# the compiled kernels (lmzip.arith.kernels) do on the CPU what the torch code below does anywhere, bit for
+# bit; LMZIP_REFERENCE=1 runs the torch code on the CPU too (tests compare the two)
+FAST = kernels.AVAILABLE and not os.environ.get("LMZIP_REFERENCE")
+
+
+def _fast(x: Tensor) -> bool:
+    return FAST and x.device.type == "cpu" and x.dtype == torch.float64 and x.dim() >= 2
+
+
+def _rows(x: Tensor):
+    """x as a C-contiguous [rows, last dim] numpy array (a view where it can be)."""
+    return x.reshape(-1, x.shape[-1]).contiguous().numpy()
+
+
+ARITH = 1  # the arithmetic version this module implements; recorded in every format-8 file
+FRAC = 16  # fixed point of the residual stream and the layer outputs: real = integer / 2^FRAC
+WQ = 127  # weights: per output channel, integers in ±WQ
+ACT = 255  # activations: per token (row), integers in ±ACT
+CHUNK = 512  # WQ * ACT * CHUNK < 2^24: a float32 partial sum of one chunk is always exact
+LOGIT_STEPS = 64  # logits and attention scores in 1/64 nat
+PRECISION = 24  # the coder's probabilities are counts of 1/2^24
+
+
+def count_total(vocab: int) -> int:
+    """What the counts of one row sum to: constriction adds one to each, making 2^24."""
+    return (1 << PRECISION) - vocab
+
+
+# ---------------------------------------------------------------------------- tables (decimal)
+
+
+def _ctx() -> decimal.Context:
+    return decimal.Context(prec=40, rounding=decimal.ROUND_HALF_EVEN)
+
+
+def _round(x: decimal.Decimal) -> int:
+    return int(x.to_integral_value(rounding=decimal.ROUND_HALF_EVEN, context=_ctx()))
+
+
+@cache
+def exp_table(scale_bits: int) -> Tensor:
+    """round(2^scale_bits * exp(-i/LOGIT_STEPS)) for i = 0.. until it rounds to 0 (int64)."""
+    c, out, i = _ctx(), [], 0
+    while True:
+        v = _round(c.multiply(c.exp(c.divide(decimal.Decimal(-i), LOGIT_STEPS)), 1 << scale_bits))
+        out.append(v)
+        if v == 0:
+            return torch.tensor(out, dtype=torch.int64)
+        i += 1
+
+
+_PI = decimal.Decimal("3.14159265358979323846264338327950288419716939937510582097494459")
+
+
+def _erf(x: decimal.Decimal, c: decimal.Context) -> decimal.Decimal:
+    """erf by its Taylor series (for |x| <= 4.3, where 30 digits leave 20 after cancellation)."""
+    total, term, n = decimal.Decimal(0), x, 0
+    x2 = c.multiply(x, x)
+    while True:
+        add = c.divide(term, 2 * n + 1)
+        if add == 0 or abs(add) < decimal.Decimal(10) ** -25:
+            break
+        total = c.add(total, add)
+        n += 1
+        term = c.divide(c.multiply(-term, x2), n)
+    return c.multiply(total, c.divide(2, c.sqrt(_PI)))
+
+
+# the tables below hold f at x = i / 2^TABLE_BITS for x in [-TABLE_RANGE, TABLE_RANGE]; between two
+# entries f is interpolated linearly in integers (error below 1e-5 for these smooth functions)
+TABLE_BITS = 6
+TABLE_RANGE = 16
+
+
+@cache
+def function_table(name: str) -> Tensor:
+    """round(2^FRAC * f(i / 2^TABLE_BITS)), i = -TABLE_RANGE*2^TABLE_BITS .. +, as float64 integers."""
+    c = decimal.Context(prec=30, rounding=decimal.ROUND_HALF_EVEN)
+    n = TABLE_RANGE << TABLE_BITS
+    one = decimal.Decimal(1)
+    vals = []
+    for i in range(-n, n + 1):
+        x = c.divide(decimal.Decimal(i), 1 << TABLE_BITS)
+        if name == "sigmoid":
+            y = c.divide(one, c.add(one, c.exp(-x)))
+        elif name == "tanh":
+            y = c.subtract(c.divide(2, c.add(one, c.exp(c.multiply(-2, x)))), one)
+        elif name == "gelu":
+            # |gelu(x) - max(x, 0)| < 1e-8 beyond |x| = 6, where the series would need more digits
+            y = (x if x > 0 else 0) if abs(x) > 6 else c.multiply(c.multiply(x, decimal.Decimal("0.5")),
+                                                                  c.add(one, _erf(c.divide(x, c.sqrt(2)), c)))
+        else:
+            raise ValueError(name)
+        vals.append(_round(c.multiply(y, 1 << FRAC)))
+    return torch.tensor(vals, dtype=torch.float64)
+
+
+FINE_BITS = 10  # the tables are looked up at 1/2^FINE_BITS, interpolated from the decimal ones once
+
+
+@cache
+def _fine_table(name: str, device: str) -> Tensor:
+    """The table at 1/2^FINE_BITS steps, interpolated linearly in integers from function_table."""
+    t = function_table(name)
+    k = 1 << (FINE_BITS - TABLE_BITS)
+    lo, hi = t[:-1, None], t[1:, None]
+    r = torch.arange(k, dtype=torch.float64)[None, :]
+    fine = (lo + torch.round((hi - lo) * r / k)).reshape(-1)
+    return torch.cat([fine, t[-1:]]).to(device)
+
+
+def apply_table(name: str, x: Tensor) -> Tensor:
+    """f(x) for fixed-point x (real = x / 2^FRAC), rounded to 1/2^FINE_BITS and looked up; outside
+    the table f saturates (sigmoid, tanh) or is the identity / zero (GELU)."""
+    table = _fine_table(name, str(x.device))
+    n = TABLE_RANGE << FINE_BITS
+    if _fast(x):
+        return torch.from_numpy(kernels.table(_rows(x), table.numpy(), n, FRAC - FINE_BITS,
+                                              name == "gelu")).view(x.shape)
+    idx = torch.round(x / (1 << (FRAC - FINE_BITS))).clamp_(-n, n).add_(n)  # exact: power-of-two division
+    y = table.index_select(0, idx.long().view(-1)).view(x.shape)
+    if name == "gelu":
+        y = torch.where(x >= n << (FRAC - FINE_BITS), x, y)
+    return y
+
+
+@cache
+def rotary_table(n: int, dim: int, bits: int = 14, base: int = 10000) -> tuple[Tensor, Tensor]:
+    """round(2^bits * cos/sin(p * base^(-2i/dim))) [n, dim/2] (float64 integers), in decimal: each
+    frequency's cos/sin by series, then positions by the angle-addition recurrence."""
+    c = decimal.Context(prec=40, rounding=decimal.ROUND_HALF_EVEN)
+    cols_c, cols_s = [], []
+    for i in range(dim // 2):
+        inv = c.power(decimal.Decimal(base), c.divide(decimal.Decimal(-2 * i), dim))
+        c1, s1 = _cos_sin(inv, c)
+        co, si, rc, rs = decimal.Decimal(1), decimal.Decimal(0), [], []
+        for _ in range(n):
+            rc.append(_round(c.multiply(co, 1 << bits)))
+            rs.append(_round(c.multiply(si, 1 << bits)))
+            co, si = c.subtract(c.multiply(co, c1), c.multiply(si, s1)), c.add(c.multiply(si, c1), c.multiply(co, s1))
+        cols_c.append(rc)
+        cols_s.append(rs)
+    return (torch.tensor(cols_c, dtype=torch.float64).T.contiguous(),
+            torch.tensor(cols_s, dtype=torch.float64).T.contiguous())
+
+
+_TWO_PI = decimal.Decimal("6.283185307179586476925286766559005768394338798750211641949889")
+
+
+def _cos_sin(a: decimal.Decimal, c: decimal.Context) -> tuple[decimal.Decimal, decimal.Decimal]:
+    """cos and sin by reduction to [0, 2pi) and Taylor series."""
+    a = c.subtract(a, c.multiply(_TWO_PI, c.divide_int(a, _TWO_PI)))
+    co, si, term, k = decimal.Decimal(0), decimal.Decimal(0), decimal.Decimal(1), 0
+    while True:
+        if abs(term) < decimal.Decimal(10) ** -35 and k > 2 * 6:
+            break
+        if k % 4 == 0:
+            co = c.add(co, term)
+        elif k % 4 == 1:
+            si = c.add(si, term)
+        elif k % 4 == 2:
+            co = c.subtract(co, term)
+        else:
+            si = c.subtract(si, term)
+        k += 1
+        term = c.divide(c.multiply(term, a), k)
+    return co, si
+
+
+# ---------------------------------------------------------------------------- quantized operations
+
+
+def div(a: Tensor, b: Tensor) -> Tensor:
+    """a / b element by element, one correctly rounded division each. Both must be tensors of the
+    same shape: torch divides by a Python scalar as a multiplication by its rounded reciprocal, and
+    ``scalar / tensor`` as a reciprocal and a multiplication (two roundings, backend-dependent)."""
+    assert isinstance(a, Tensor) and isinstance(b, Tensor)
+    return torch.div(a, b)
+
+
+def quantize_weight(w: Tensor) -> tuple[Tensor, Tensor]:
+    """Per output row: integers in ±WQ (float32) and the row's scale (float64), w ~ q * scale."""
+    w = w.detach().double()
+    scale = w.abs().amax(dim=-1)
+    scale = div(scale, torch.full_like(scale, WQ))
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    q = torch.round(w / scale[:, None])
+    return q.float().contiguous(), scale
+
+
+def quantize_rows(x: Tensor) -> tuple[Tensor, Tensor]:
+    """Per row of a float64 tensor: integers in ±ACT (float32) and the row's max |x| (x ~ q * m / ACT)."""
+    if _fast(x):
+        q, m = kernels.quantize_rows(_rows(x), float(ACT))
+        return torch.from_numpy(q).view(x.shape), torch.from_numpy(m).view(*x.shape[:-1], 1)
+    m = x.abs().amax(dim=-1, keepdim=True)
+    inv = div(torch.full_like(m, ACT), torch.where(m > 0, m, torch.ones_like(m)))  # one division per row
+    return torch.round(x * inv).float(), m
+
+
+def int_matmul(q: Tensor, w: Tensor, exact32: bool = False) -> Tensor:
+    """q [..., K] times w [N, K] transposed, both integer-valued float32: exact, as float64 [..., N]
+    (or, with ``exact32`` and one chunk, as the float32 that already holds it exactly)."""
+    K = q.shape[-1]
+    if K <= CHUNK:
+        out = torch.nn.functional.linear(q, w)
+        return out if exact32 else out.double()
+    out = None
+    for a in range(0, K, CHUNK):
+        part = torch.nn.functional.linear(q[..., a : a + CHUNK], w[:, a : a + CHUNK]).double()
+        out = part if out is None else out + part
+    return out
+
+
+def fixed(x: Tensor, bits: int = FRAC) -> Tensor:
+    """Real float tensor -> fixed-point integers in float64 (used on weights only, never on the coding path
+    for model-dependent floats that are not from the file)."""
+    return torch.round(x.detach().double() * (1 << bits))
+
+
+class QLinear:
+    """y = x W^T (+ b) on fixed-point rows, with W quantized per output channel and x per row."""
+
+    def __init__(self, weight: Tensor, bias: Tensor | None = None, in_bits: int = FRAC, out_bits: int = FRAC):
+        self.w, scale = quantize_weight(weight)
+        self.coef = div(scale * (1 << out_bits), torch.full_like(scale, ACT * (1 << in_bits)))  # acc*m*coef = y*2^out
+        self.bias = fixed(bias, out_bits) if bias is not None else None
+
+    def to(self, device: str) -> QLinear:
+        self.w, self.coef = self.w.to(device), self.coef.to(device)
+        self.bias = self.bias.to(device) if self.bias is not None else None
+        return self
+
+    def __call__(self, x: Tensor) -> Tensor:
+        """x: fixed-point float64 [..., K] (2^in_bits per unit) -> fixed-point float64 [..., N]."""
+        if _fast(x):
+            q, m = quantize_rows(x)
+            bias = self.bias if self.bias is not None else self.coef
+            acc = int_matmul(q, self.w, exact32=True)
+            return torch.from_numpy(kernels.linear_out(_rows(acc), _rows(m), self.coef.numpy(), bias.numpy(),
+                                                       self.bias is not None)).view(acc.shape)
+        q, m = quantize_rows(x)
+        y = torch.round(int_matmul(q, self.w) * m * self.coef)
+        return y + self.bias if self.bias is not None else y
+
+
+class QNormLinear:
+    """LayerNorm(x) W^T in one exact step: the norm's gain folds into W, its bias into a fixed
+    output bias, and the per-row quantizer of the centred x makes the division by the standard
+    deviation a single float64 division of the integer product."""
+
+    def __init__(self, ln_weight: Tensor, ln_bias: Tensor, weight: Tensor, out_bits: int = FRAC):
+        w = weight.detach().double()
+        self.w, self.scale = quantize_weight(w * ln_weight.detach().double()[None, :])
+        self.rowsum = self.w.double().sum(-1)  # exact: integers
+        self.out = float(1 << out_bits)
+        wq, ws = quantize_weight(w)  # W beta, from integers: exact sums
+        self.bias = torch.round((wq.double() @ fixed(ln_bias)) * ws * (self.out / (1 << FRAC)))
+
+    def to(self, device: str) -> QNormLinear:
+        self.w, self.scale, self.rowsum, self.bias = (t.to(device) for t in (self.w, self.scale, self.rowsum,
+                                                                             self.bias))
+        return self
+
+    def __call__(self, x: Tensor) -> Tensor:
+        """x: integer float64 [..., C] -> fixed-point float64 [..., N] (2^out_bits per unit)."""
+        C = x.shape[-1]
+        if _fast(x):
+            q, s1, std = kernels.norm_rows(_rows(x), float(ACT))
+            acc = int_matmul(torch.from_numpy(q), self.w, exact32=True)
+            y = kernels.norm_out(acc.numpy(), float(C), s1, self.rowsum.numpy(), self.scale.numpy(), std, self.out,
+                                 self.bias.numpy())
+            return torch.from_numpy(y).view(*x.shape[:-1], y.shape[-1])
+        d = C * x - x.sum(-1, keepdim=True)  # C times the centred x: exact integers
+        q, _ = quantize_rows(d)
+        qd = q.double()
+        s1, s2 = qd.sum(-1, keepdim=True), (qd * qd).sum(-1, keepdim=True)
+        var = C * s2 - s1 * s1  # C^2 times the variance of q: exact integers, >= 0
+        std = torch.sqrt(torch.where(var > 0, var, torch.ones_like(var)))
+        acc = C * int_matmul(q, self.w) - s1 * self.rowsum  # C times W(q - mean q): exact integers
+        y = torch.round(acc * self.scale / std * self.out)
+        return y + self.bias
+
+
+@cache
+def _exp_table(bits: int, device: str) -> Tensor:
+    return exp_table(bits).double().to(device)
+
+
+def softmax_weights(scores: Tensor, mask: Tensor | None = None, bits: int = 16,
+                    top: Tensor | None = None) -> Tensor:
+    """Integer weights round(2^bits * exp(s - max s)) (float64) of integer scores in 1/LOGIT_STEPS
+    nat, along the last dim; masked-out entries (mask False) get 0."""
+    table = _exp_table(bits, str(scores.device))
+    if mask is not None:
+        scores = torch.where(mask, scores, torch.full_like(scores, -1e300))
+    if top is None:
+        top = scores.amax(-1, keepdim=True)
+    d = (top - scores).clamp_(max=len(table) - 1).long()
+    return table.index_select(0, d.view(-1)).view(d.shape)
+
+
+def counts_from_logits(logits: Tensor) -> Tensor:
+    """Integer logits [B, V] in 1/LOGIT_STEPS nat -> integer counts summing to count_total(V)."""
+    if _fast(logits):
+        tab = _exp_table(PRECISION, "cpu").numpy()
+        return torch.from_numpy(kernels.counts(_rows(logits), tab, float(count_total(logits.shape[-1])))).view(
+            logits.shape)
+    top, arg = logits.max(-1, keepdim=True)  # documented: the first largest entry's index
+    e = softmax_weights(logits, bits=PRECISION, top=top)  # integers <= 2^24
+    return normalize_counts(e, count_total(logits.shape[-1]), arg)
+
+
+def normalize_counts(e: Tensor, total: int, top: Tensor) -> Tensor:
+    """Scale rows of non-negative float64 integers (sum < 2^29 * 2^24) to sum exactly ``total``: each is
+    floor(e * total / sum), one correctly rounded division; what rounding leaves (or, where a quotient
+    rounded up to an integer, takes) goes to the entry ``top`` [B, 1] of each row, a largest one."""
+    s = e.sum(-1, keepdim=True)  # exact: integers
+    c = torch.floor(e * total / s)  # e * total < 2^53: exact; then one division
+    rest = total - c.sum(-1, keepdim=True)
+    return c.scatter_add_(-1, top, rest)

@@ -1,0 +1,345 @@
+"""Compiled CPU kernels for the exact arithmetic's element-wise steps (numba, one pass each).
+
+Each kernel performs the very IEEE operations of its reference in lmzip.arith.exact, in the same order
+(numba compiles without fast-math, so LLVM neither fuses a multiply and an add nor reorders a sum),
+so it returns the same bits; tests/arith/test_kernels.py compares every kernel with its reference. The
+references run wherever these cannot (a GPU, or no numba).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+try:
+    from numba import njit
+except ImportError:  # pragma: no cover - numba is a dependency; the torch references still work
+    njit = None
+
+AVAILABLE = njit is not None
+
+
+def _jit(f):
+    return njit(cache=True, nogil=True)(f) if AVAILABLE else f
+
+
+@_jit
+def quantize_rows(x, act):
+    """Per row: q = rint(x * (act / max|x|)) (float32) and max|x| (float64), as exact.quantize_rows."""
+    R, K = x.shape
+    q = np.empty((R, K), dtype=np.float32)
+    m = np.empty((R, 1), dtype=np.float64)
+    for r in range(R):
+        top = 0.0
+        for k in range(K):
+            a = abs(x[r, k])
+            if a > top:
+                top = a
+        m[r, 0] = top
+        inv = act / (top if top > 0 else 1.0)
+        for k in range(K):
+            q[r, k] = np.rint(x[r, k] * inv)
+    return q, m
+
+
+@_jit
+def norm_rows(x, act):
+    """The prologue of exact.QNormLinear: q of C*x - sum(x), and sum(q), and sqrt of C*sum(q^2) - sum(q)^2."""
+    R, C = x.shape
+    q = np.empty((R, C), dtype=np.float32)
+    s1 = np.empty((R, 1), dtype=np.float64)
+    std = np.empty((R, 1), dtype=np.float64)
+    d = np.empty(C, dtype=np.float64)
+    for r in range(R):
+        s = 0.0
+        for k in range(C):
+            s += x[r, k]
+        top = 0.0
+        for k in range(C):
+            d[k] = C * x[r, k] - s
+            a = abs(d[k])
+            if a > top:
+                top = a
+        inv = act / (top if top > 0 else 1.0)
+        a1 = 0.0
+        a2 = 0.0
+        for k in range(C):
+            v = np.rint(d[k] * inv)
+            q[r, k] = v
+            a1 += v
+            a2 += v * v
+        s1[r, 0] = a1
+        var = C * a2 - a1 * a1
+        std[r, 0] = np.sqrt(var if var > 0 else 1.0)
+    return q, s1, std
+
+
+@_jit
+def linear_out(acc, m, coef, bias, has_bias):
+    """The epilogue of exact.QLinear: rint(acc * m * coef) (+ bias)."""
+    R, N = acc.shape
+    y = np.empty((R, N), dtype=np.float64)
+    for r in range(R):
+        mr = m[r, 0]
+        for n in range(N):
+            v = np.rint(acc[r, n] * mr * coef[n])
+            y[r, n] = v + bias[n] if has_bias else v
+    return y
+
+
+@_jit
+def norm_out(acc, C, s1, rowsum, scale, std, out, bias):
+    """The epilogue of exact.QNormLinear: rint((C*acc - s1*rowsum) * scale / std * out) + bias."""
+    R, N = acc.shape
+    y = np.empty((R, N), dtype=np.float64)
+    for r in range(R):
+        a, sd = s1[r, 0], std[r, 0]
+        for n in range(N):
+            v = C * acc[r, n] - a * rowsum[n]
+            y[r, n] = np.rint(v * scale[n] / sd * out) + bias[n]
+    return y
+
+
+@_jit
+def table(x, tab, n, shift, identity_above):
+    """exact.apply_table: tab[clamp(rint(x / 2^shift), -n, n) + n]; x itself above the range if asked."""
+    R, K = x.shape
+    y = np.empty((R, K), dtype=np.float64)
+    inv = 1.0 / float(1 << shift)  # a power of two: multiplying by it is the division, exactly
+    hi = float(n << shift)
+    for r in range(R):
+        for k in range(K):
+            v = x[r, k]
+            i = np.rint(v * inv)
+            if i > n:
+                i = n
+            elif i < -n:
+                i = -n
+            o = tab[int(i) + n]
+            if identity_above and v >= hi:
+                o = v
+            y[r, k] = o
+    return y
+
+
+@_jit
+def counts(logits, exp_tab, total):
+    """exact.counts_from_logits, straight to the coder's float32 rows."""
+    R, V = logits.shape
+    out = np.empty((R, V), dtype=np.float32)
+    e = np.empty(V, dtype=np.float64)
+    last = len(exp_tab) - 1
+    for r in range(R):
+        top = logits[r, 0]
+        arg = 0
+        for v in range(1, V):
+            if logits[r, v] > top:
+                top = logits[r, v]
+                arg = v
+        s = 0.0
+        for v in range(V):
+            d = top - logits[r, v]
+            e[v] = exp_tab[int(d) if d < last else last]
+            s += e[v]
+        cs = 0.0
+        for v in range(V):
+            c = np.floor(e[v] * total / s)
+            out[r, v] = c
+            cs += c
+        out[r, arg] = out[r, arg] + (total - cs)
+    return out
+
+
+@_jit
+def lstm_cell(gates, c, sig, tanh, n, shift, one):
+    """The exact LSTM cell: gates [B, 4H] (i, f, g, o) and c [B, H] -> new h and c (exact.apply_table's
+    lookups, then c = rint((f*c + i*g) / one) and h = rint(o * tanh(c) / one))."""
+    B, H4 = gates.shape
+    H = H4 // 4
+    h_out = np.empty((B, H), dtype=np.float64)
+    c_out = np.empty((B, H), dtype=np.float64)
+    inv = 1.0 / float(1 << shift)  # powers of two: multiplying by the inverse is the division, exactly
+    inv_one = 1.0 / one
+    for b in range(B):
+        for j in range(H):
+            gi = _look(gates[b, j], sig, n, inv)
+            gf = _look(gates[b, H + j], sig, n, inv)
+            gg = _look(gates[b, 2 * H + j], tanh, n, inv)
+            go = _look(gates[b, 3 * H + j], sig, n, inv)
+            cn = np.rint((gf * c[b, j] + gi * gg) * inv_one)
+            c_out[b, j] = cn
+            h_out[b, j] = np.rint(go * _look(cn, tanh, n, inv) * inv_one)
+    return h_out, c_out
+
+
+@_jit
+def _look(v, tab, n, inv):
+    i = np.rint(v * inv)
+    if i > n:
+        i = n
+    elif i < -n:
+        i = -n
+    return tab[int(i) + n]
+
+
+def _jit_exact_sums(f):
+    """For loops that only add and multiply integers whose every partial result stays below 2^53:
+    there reassociation and fused multiply-adds cannot change a bit, so LLVM may vectorize them."""
+    return njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})(f) if AVAILABLE else f
+
+
+@_jit_exact_sums
+def _weighted(w, v, b, h, L, num):
+    """num[d] = sum_t w[t] * v[b, h, t, d] (integers: w <= 2^16, |v| <= 2^20, L <= 2^10 terms)."""
+    hd = v.shape[3]
+    for d in range(hd):
+        num[d] = 0.0
+    for t in range(L):
+        wt = w[t]
+        if wt != 0.0:
+            for d in range(hd):
+                num[d] += wt * v[b, h, t, d]
+
+
+@_jit
+def attend_causal(q, k, v, p0, scale, exp_tab):
+    """Attention of T new positions p0.. (q [B, Hkv, G, T, hd]), each over the cached positions up to
+    its own: the reference's masked pass (masked weights are 0, so the sums are the same integers)."""
+    B, Hkv, G, T, hd = q.shape
+    out = np.empty((B, Hkv, G, T, hd), dtype=np.float64)
+    L = p0 + T
+    s = np.empty(L, dtype=np.float64)
+    w = np.empty(L, dtype=np.float64)
+    num = np.empty(hd, dtype=np.float64)
+    qq = np.empty((1, 1, 1, hd), dtype=np.float64)
+    last = len(exp_tab) - 1
+    for b in range(B):
+        for h in range(Hkv):
+            for g in range(G):
+                for p in range(T):
+                    n = p0 + p + 1
+                    for d in range(hd):
+                        qq[0, 0, 0, d] = q[b, h, g, p, d]
+                    _dots_at(qq, k, b, h, n, s)
+                    top = -1e300
+                    for t in range(n):
+                        a = np.rint(s[t] * scale)
+                        s[t] = a
+                        if a > top:
+                            top = a
+                    den = 0.0
+                    for t in range(n):
+                        diff = top - s[t]
+                        w[t] = exp_tab[int(diff) if diff < last else last]
+                        den += w[t]
+                    _weighted(w, v, b, h, n, num)
+                    for d in range(hd):
+                        out[b, h, g, p, d] = np.rint(num[d] / den)
+    return out
+
+
+@_jit_exact_sums
+def _dots_at(qq, k, b, h, L, out):
+    """out[t] = sum_d qq[0, 0, 0, d] * k[b, h, t, d] (integers, as _dots)."""
+    hd = qq.shape[3]
+    for t in range(L):
+        acc = 0.0
+        for d in range(hd):
+            acc += qq[0, 0, 0, d] * k[b, h, t, d]
+        out[t] = acc
+
+
+# ---------------------------------------------------------------------------- learning (lmzip.arith.detfloat)
+
+# exp(r) on [-ln 2, 0] by its Taylor polynomial of degree 13 (error below 1e-16), evaluated by Horner
+EXP_TAYLOR = tuple(1.0 / math.factorial(i) for i in range(14))
+C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13 = EXP_TAYLOR
+LN2 = 0.6931471805599453
+INV_LN2 = 1.4426950408889634
+
+
+@_jit
+def _exp1(v, pow2):
+    """exp(v), v <= 0, as detfloat.dexp: v = r - k ln 2, Horner from the highest term, times 2^-k."""
+    v = max(v, -700.0)
+    k = np.floor(-v * INV_LN2)
+    r = v + k * LN2
+    p = ((((((((((((C13 * r + C12) * r + C11) * r + C10) * r + C9) * r + C8) * r + C7) * r + C6) * r + C5) * r
+                + C4) * r + C3) * r + C2) * r + C1) * r + C0
+    return p * pow2[int(k)]
+
+
+@_jit
+def dexp(x, pow2):
+    """detfloat.dexp element by element."""
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = _exp1(x[i], pow2)
+    return out
+
+
+@_jit
+def quant_rows(x, bits_scale):
+    """Per row: s = max|x| * 2^-bits (1 where 0) and q = rint(x / s), as detfloat.quant along the last dim."""
+    R, K = x.shape
+    q = np.empty((R, K), dtype=np.float64)
+    s = np.empty((R, 1), dtype=np.float64)
+    for r in range(R):
+        top = 0.0
+        for k in range(K):
+            top = max(top, abs(x[r, k]))
+        sc = top * bits_scale
+        sc = sc if sc > 0 else 1.0
+        s[r, 0] = sc
+        for k in range(K):
+            q[r, k] = np.rint(x[r, k] / sc)
+    return q, s
+
+
+@_jit
+def _sigmoid1(z, pow2):
+    e = _exp1(-abs(z), pow2)
+    return 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
+
+
+@_jit
+def sigmoid(x, pow2):
+    """detfloat.sigmoid element by element."""
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = _sigmoid1(x[i], pow2)
+    return out
+
+
+@_jit
+def tanh(x, pow2):
+    """detfloat.tanh element by element: 2 sigmoid(2x) - 1."""
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = _sigmoid1(x[i] * 2.0, pow2) * 2.0 - 1.0
+    return out
+
+
+@_jit
+def gelu(x, c, a, c_half, a3, pow2):
+    """detfloat.gelu element by element: the tanh form and its derivative."""
+    y = np.empty_like(x)
+    dy = np.empty_like(x)
+    for i in range(x.size):
+        v = x[i]
+        v2 = v * v
+        t = _sigmoid1(((v + v * v2 * a) * c) * 2.0, pow2) * 2.0 - 1.0
+        y[i] = v * (t + 1.0) * 0.5
+        dy[i] = (t + 1.0) * 0.5 + v * (1.0 - t * t) * c_half * (v2 * a3 + 1.0)
+    return y, dy
+
+
+@_jit
+def scale_out(acc, sa, sb):
+    """acc * sa * sb for acc [M, N], sa [M, 1], sb [1, N]: detfloat.dmm's scales, in place."""
+    M, N = acc.shape
+    for m in range(M):
+        for n in range(N):
+            acc[m, n] = acc[m, n] * sa[m, 0] * sb[0, n]
+    return acc

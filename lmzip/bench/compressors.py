@@ -1,0 +1,222 @@
+"""One `Compressor` interface for everything the benchmark measures, and the name -> object registry.
+
+A classic compressor needs no model (model_bytes = 0); an lmzip model is one more entry, built
+from the installed model folders. Add a compressor by adding one class and one registry entry.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lmzip.errors import LmzipError
+
+
+class Compressor:
+    """name, settings, model_bytes, compress(bytes) -> bytes, decompress(bytes) -> bytes."""
+
+    name: str = ""
+    settings: str = ""
+    model_bytes: int = 0
+    # language models also report their cross-entropy on the last input: (ideal bits, tokens)
+    last_ideal: tuple[float, int] | None = None
+    last_workers: int = 0  # worker processes the last call used (their memory counts too)
+
+    def compress(self, data: bytes) -> bytes:
+        raise NotImplementedError
+
+    def decompress(self, blob: bytes) -> bytes:
+        raise NotImplementedError
+
+
+class Gzip(Compressor):
+    name, settings = "gzip", "-9"
+
+    def compress(self, data: bytes) -> bytes:
+        return gzip.compress(data, 9, mtime=0)
+
+    def decompress(self, blob: bytes) -> bytes:
+        return gzip.decompress(blob)
+
+
+class Bzip2(Compressor):
+    name, settings = "bzip2", "-9"
+
+    def compress(self, data: bytes) -> bytes:
+        return bz2.compress(data, 9)
+
+    def decompress(self, blob: bytes) -> bytes:
+        return bz2.decompress(blob)
+
+
+class Xz(Compressor):
+    name, settings = "xz", "-9e"
+
+    def compress(self, data: bytes) -> bytes:
+        return lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)
+
+    def decompress(self, blob: bytes) -> bytes:
+        return lzma.decompress(blob)
+
+
+class Zstd(Compressor):
+    """zstd -19, or --ultra -22 --long (window 2^27) when ``ultra``."""
+
+    def __init__(self, ultra: bool = False):
+        import zstandard
+
+        self.name = "zstd-ultra" if ultra else "zstd"
+        self.settings = "--ultra -22 --long=27" if ultra else "-19"
+        params = zstandard.ZstdCompressionParameters.from_level(22 if ultra else 19, enable_ldm=ultra,
+                                                                window_log=27 if ultra else 0)
+        self._c = zstandard.ZstdCompressor(compression_params=params)
+        self._d = zstandard.ZstdDecompressor(max_window_size=1 << 27)
+
+    def compress(self, data: bytes) -> bytes:
+        return self._c.compress(data)
+
+    def decompress(self, blob: bytes) -> bytes:
+        return self._d.decompress(blob)
+
+
+class Brotli(Compressor):
+    name, settings = "brotli", "-q 11 (window 24)"
+
+    def compress(self, data: bytes) -> bytes:
+        import brotli
+
+        return brotli.compress(data, quality=11, lgwin=24)
+
+    def decompress(self, blob: bytes) -> bytes:
+        import brotli
+
+        return brotli.decompress(blob)
+
+
+class Ppmd(Compressor):
+    """PPMd variant H (pyppmd Ppmd7) of a given order, 256 MiB; fed in 64 KiB pieces.
+
+    One encode() call over ~1 MB sometimes produced an undecodable stream (see shared notes);
+    64 KiB pieces avoid it, and the round-trip check in the benchmark would catch a recurrence.
+    The decoder needs the original length, stored as a 4-byte prefix."""
+
+    PIECE = 1 << 16
+
+    def __init__(self, order: int):
+        self.order, self.name, self.settings = order, f"ppmd-o{order}", f"order {order}, 256 MiB (pyppmd)"
+
+    def compress(self, data: bytes) -> bytes:
+        import pyppmd
+
+        enc = pyppmd.Ppmd7Encoder(self.order, 256 << 20)
+        out = [struct.pack("<I", len(data))]
+        for i in range(0, len(data), self.PIECE):
+            out.append(enc.encode(data[i : i + self.PIECE]))
+        out.append(enc.flush())
+        return b"".join(out)
+
+    def decompress(self, blob: bytes) -> bytes:
+        import pyppmd
+
+        (n,) = struct.unpack_from("<I", blob)
+        dec = pyppmd.Ppmd7Decoder(self.order, 256 << 20)
+        return dec.decode(blob[4:], n)
+
+
+class LMZip(Compressor):
+    """An installed lmzip model (Transformer or LSTM): static, mixed with the match model, adaptive."""
+
+    def __init__(self, model: str, device: str = "cpu", mix: bool = False, adapt: bool = False):
+        from lmzip.api import LMCompressor
+        from lmzip.models import registry
+
+        path, cfg = registry.available()[model]
+        self.name = model + ("+adapt" if adapt else "") + ("+mix" if mix else "")
+        m = cfg.get("model", {})
+        arch = f"{m.get('arch')} {m.get('n_layer')}x{m.get('n_embd')}"
+        self.settings = (f"{arch}, {cfg.get('tokenizer')} {m.get('vocab_size')}" + (", +match model" if mix else "")
+                         + (", learns while coding" if adapt else ""))
+        self.model_bytes = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+        self._c = LMCompressor(model, device=device, mix=mix, adapt=adapt, threads=1)  # one core each, as the others
+
+    def compress(self, data: bytes) -> bytes:
+        res = self._c.compress_ex(data)
+        self.last_ideal = (res.ideal_bits, res.header.n_tokens)
+        self.last_workers = res.header.groups if res.header.groups > 1 else 0
+        return res.blob
+
+    def decompress(self, blob: bytes) -> bytes:
+        return self._c.decompress(blob)
+
+
+class Scratch(LMZip):
+    """A preset with seeded random weights that learns the file from scratch (no model file at all),
+    with the settings `lmzip compress --adapt --seed` uses (lmzip.coding.settings.FROM_SCRATCH)."""
+
+    def __init__(self, preset: str, seed: int = 0):
+        from lmzip.api import LMCompressor
+        from lmzip.coding.settings import FROM_SCRATCH
+        from lmzip.models import registry
+
+        m = registry.PRESETS[preset].model
+        self.name, self.model_bytes = f"{preset}+scratch", 0
+        self.settings = (f"{m['arch']} {m['n_layer']}x{m['n_embd']}, random weights (seed {seed}), "
+                         f"learns from scratch (lr {FROM_SCRATCH.lr:g}, block {FROM_SCRATCH.block})")
+        self._c = LMCompressor(preset, adapt=True, seed=seed, threads=1)  # its defaults: lmzip.coding.settings
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registry entry: how to build the compressor, whether it is a language model, and whether
+    only the full suite runs it unnamed (learning while coding, ~4x slower; the legacy models)."""
+
+    build: Callable[[], Compressor]
+    lm: bool = False
+    full_only: bool = False
+
+
+CLASSIC: dict[str, Entry] = {
+    "gzip": Entry(Gzip),
+    "bzip2": Entry(Bzip2),
+    "xz": Entry(Xz),
+    "zstd": Entry(lambda: Zstd(False)),
+    "zstd-ultra": Entry(lambda: Zstd(True)),
+    "brotli": Entry(Brotli),
+    "ppmd-o6": Entry(lambda: Ppmd(6)),
+    "ppmd-o8": Entry(lambda: Ppmd(8)),
+}
+
+
+def registry() -> dict[str, Entry]:
+    """Every compressor by name: the classic ones, then every installed lmzip model."""
+    from lmzip.models import registry as models
+
+    out = dict(CLASSIC)
+    installed = list(models.available())  # reads every config.json: once
+    modes = [("", {}), ("+mix", {"mix": True}), ("+adapt", {"adapt": True}),
+             ("+adapt+mix", {"mix": True, "adapt": True})]
+    for suffix, kw in modes:
+        for name in installed:
+            out[name + suffix] = Entry(lambda n=name, kw=kw: LMZip(n, **kw), lm=True,
+                                       full_only="adapt" in kw or name in models.LEGACY)
+    for name in models.PRESETS:
+        if models.PRESETS[name].tokenizer == "bytes":
+            out[name + "+scratch"] = Entry(lambda n=name: Scratch(n), lm=True, full_only=True)
+    return out
+
+
+def suite_names(suite: str) -> list[str]:
+    """The compressors a suite runs unnamed: ``full`` all of them, ``default`` the quick ones."""
+    return [n for n, e in registry().items() if suite == "full" or not e.full_only]
+
+
+def build(name: str) -> Compressor:
+    """The compressor called ``name``, or a one-line error listing the known names."""
+    reg = registry()
+    if name not in reg:
+        raise LmzipError(f"unknown compressor {name!r} (known: {', '.join(reg)})")
+    return reg[name].build()

@@ -1,0 +1,111 @@
+"""`lmzip bench`: the click layer over lmzip.bench.runner and lmzip.bench.report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from lmzip.cli import ui
+from lmzip.errors import LmzipError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _csv(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--suite", type=click.Choice(["default", "full"]), default="default", show_default=True,
+              help="default: ten text/code files, about 10 minutes; full: every file of the corpus.")
+@click.option("--corpus", type=click.Path(path_type=Path), help="Corpus folder (default: the bundled corpora/).")
+@click.option("--files", help="Comma-separated files of the corpus (relative paths or names).")
+@click.option("--compressors", help="Comma-separated compressor names (default: all; the learning ones, +adapt, "
+              "+adapt+mix and +scratch, only with --suite full; see --list).")
+@click.option("--limit", type=int, help="Use only the first BYTES of each file.")
+@click.option("--dataset", help="A local or cached Hugging Face dataset (offline).")
+@click.option("--split", default="train", show_default=True)
+@click.option("--column", default="text", show_default=True)
+@click.option("--jobs", default=1, show_default=True, help="Compressors measured at once (each on one thread).")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Where to write JSON/Markdown/CSV/plots (default for the bundled suites: benchmarks/results).")
+@click.option("--update", is_flag=True, help="Replace only these compressors' rows in OUT's results; keep the rest.")
+@click.option("--no-plots", is_flag=True)
+@click.option("--list", "list_only", is_flag=True, help="List the compressor names and exit.")
+@click.option("-q", "--quiet", is_flag=True)
+def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, column, jobs, out, update, no_plots,
+              list_only, quiet) -> None:
+    """Benchmark lmzip's models against gzip, bzip2, xz, zstd, brotli and PPMd; every result verified."""
+    from lmzip.bench import compressors as comp
+    from lmzip.bench import report
+    from lmzip.bench import runner as bench
+
+    try:
+        reg = comp.registry()
+        if list_only:
+            for name, entry in reg.items():
+                ui.out.print(f"{name}\t{'language model' if entry.lm else 'classic'}", markup=False)
+            return
+        # learning while coding (~4x the time) and the legacy models run when named or with --suite full
+        names = _csv(compressors) or comp.suite_names(suite)
+        unknown = [n for n in names if n not in reg]
+        if unknown:
+            raise LmzipError(f"unknown compressor {unknown[0]!r} (known: {', '.join(reg)})")
+        bundled = not paths and not dataset and corpus is None
+        sources = []
+        if paths:
+            sources += bench.path_sources(list(paths), limit)
+        if dataset:
+            sources.append(bench.dataset_source(dataset, split, column, limit, bench.temp_workdir()))
+        if not paths and not dataset:
+            root = corpus or _default_corpus()
+            wanted = _csv(files) or (bench.DEFAULT_FILES if suite == "default" and corpus is None else None)
+            sources = bench.corpus_sources(root, wanted, limit)
+        if out is None and bundled and not files and not limit:
+            out = Path("benchmarks/results") / suite
+        command = "lmzip bench " + " ".join(sys.argv[2:])
+        earlier = _earlier(out) if update else None
+        with ui.progress_count("bench", len(names) * len(sources), not quiet) as tick:
+            rows = bench.run(names, sources, jobs, lambda r: tick(f"{r['compressor']} × {r['file']}"))
+    except LmzipError as e:
+        ui.error(str(e))
+        sys.exit(ui.ERROR)
+    except KeyboardInterrupt:
+        ui.error("interrupted; nothing was written")
+        sys.exit(130)
+    doc = {"environment": bench.environment(command), "suite": suite if bundled else "custom",
+           "sources": [s.__dict__ for s in sources], "rows": rows, "published": report.PUBLISHED}
+    if earlier is not None:
+        doc = report.merge(earlier, doc)
+    for t in report.rich_tables(doc):
+        ui.out.print(t)
+    if out is not None:
+        written = report.save_all(doc, out, not no_plots)
+        ui.err.print(f"wrote {', '.join(str(p) for p in written)}", markup=False)
+    if suite == "default" and bundled:
+        ui.err.print("This was the default suite; every bundled file, the learning rows (+adapt, +adapt+mix, "
+                     "+scratch) and the legacy models: lmzip bench --suite full (hours).")
+    bad = [r for r in rows if not r["verified"]]
+    if bad:
+        ui.error(f"{len(bad)} result(s) failed verification: " + "; ".join(
+            f"{r['compressor']} × {r['file']}: {r['error']}" for r in bad[:3]))
+        sys.exit(ui.ERROR)
+
+
+def _earlier(out: Path | None) -> dict:
+    """The results --update rewrites (checked before anything is measured)."""
+    from lmzip.bench import report
+
+    if out is None or not (out / "results.json").is_file():
+        raise LmzipError(f"--update needs earlier results: no {out or '--out DIR'}/results.json")
+    return report.load(out / "results.json")
+
+
+def _default_corpus() -> Path:
+    for p in (Path("corpora"), REPO / "corpora"):
+        if p.is_dir():
+            return p
+    raise LmzipError("no corpora/ folder here; give --corpus DIR or files to benchmark")

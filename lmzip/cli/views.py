@@ -1,0 +1,96 @@
+"""Tables the CLI prints: .lmz headers and installed models (neither needs torch)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from lmzip.cli import ui
+from lmzip.coding import format as fmt
+from lmzip.errors import LmzipError
+from lmzip.models import registry
+
+
+def header_record(name: str, size: int, h: fmt.Header) -> dict:
+    """The fields of one header, as a flat dict."""
+    return {
+        "file": name, "version": h.version, "mode": "stored" if h.stored else "coded",
+        "model": h.model_name or None, "model_id": h.model_id.hex() if not h.stored else None,
+        "original_bytes": h.original_length, "compressed_bytes": size,
+        "bits_per_byte": round(8 * size / max(1, h.original_length), 4), "crc32": f"{h.crc32:08x}",
+        "tokens": h.n_tokens, "segments": h.n_segments, "segment_length": h.segment_length,
+        "groups": h.groups, "mix": h.mix, "adapt": h.adapt,
+        "arithmetic": "stored" if h.stored else fmt.ARITHMETICS[h.arith],
+    }
+
+
+def list_headers(inputs, as_json: bool) -> int:
+    """Print the headers of .lmz files; returns the exit status."""
+    rows, status = [], ui.OK
+    for name in inputs:
+        try:
+            blob = Path(name).read_bytes()
+        except OSError as e:
+            ui.error(f"{name}: {e.strerror or e}")
+            status = ui.ERROR
+            continue
+        try:
+            rows.append(header_record(name, len(blob), fmt.unpack(blob)[0]))
+        except LmzipError as e:
+            ui.error(f"{name}: {e}")
+            status = ui.ERROR
+    if as_json:
+        ui.out.print_json(json.dumps(rows))
+        return status
+    if rows:
+        t = Table("file", "mode", "model", "original", "compressed", "bpb", "segments", "arithmetic", "crc32")
+        for r in rows:
+            arith = r["arithmetic"]
+            t.add_row(r["file"], r["mode"], r["model"] or "-", f"{r['original_bytes']:,}",
+                      f"{r['compressed_bytes']:,}", f"{r['bits_per_byte']:.3f}",
+                      f"{r['segments']} x {r['segment_length']}" if r["segments"] else "-", arith, r["crc32"])
+        ui.out.print(t)
+    return status
+
+
+def measured_speed() -> dict:
+    """Speeds that benchmarks/speed.py measured for the shipped models (KB/s), if any."""
+    try:
+        return json.loads((registry.SHIPPED / "speed.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def model_record(name: str, path: Path, cfg: dict, speeds: dict) -> dict:
+    """One installed model's facts, from its config.json (and the measured speeds)."""
+    m, tr = cfg.get("model", {}), cfg.get("training", {})
+    speed = speeds.get(name, {}) if path.parent == registry.SHIPPED else {}
+    size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+    return {
+        "name": name, "arch": m.get("arch"), "params": cfg.get("params"), "file_bytes": size,
+        "id": cfg.get("id"), "tokenizer": cfg.get("tokenizer"), "vocab": m.get("vocab_size"),
+        "layers": m.get("n_layer"), "width": m.get("n_embd"), "context": m.get("context"),
+        "tokens_seen": tr.get("tokens_seen"), "valid_bpb": tr.get("valid_bpb"),
+        "compress_kbps": speed.get("compress_kbps"), "decompress_kbps": speed.get("decompress_kbps"),
+        "path": str(path),
+    }
+
+
+def list_models(as_json: bool) -> None:
+    """Print the installed models."""
+    speeds = measured_speed()  # read once, not once per model
+    rows = [model_record(n, p, c, speeds) for n, (p, c) in registry.available().items()]
+    if as_json:
+        ui.out.print_json(json.dumps(rows))
+        return
+    t = Table("name", "arch", "params", "size", "id", "tokenizer", "train tokens", "valid bpb", "KB/s c/d",
+              caption=f"default: {registry.DEFAULT_MODEL}; more folders via LMZIP_MODELS")
+    for r in rows:
+        t.add_row(r["name"], f"{r['arch']} {r['layers']}x{r['width']}", f"{(r['params'] or 0) / 1e6:.2f} M",
+                  ui.human(r["file_bytes"]), (r["id"] or "")[:12], f"{r['tokenizer']} {r['vocab']}",
+                  f"{(r['tokens_seen'] or 0) / 1e6:.1f} M",
+                  f"{r['valid_bpb']:.3f}" if r["valid_bpb"] else "-",
+                  f"{r['compress_kbps']:.1f}/{r['decompress_kbps']:.1f}" if r["compress_kbps"] else "-")
+    ui.out.print(t)

@@ -1,0 +1,262 @@
+"""bytes <-> tokens <-> counts <-> range coder <-> container; encoder and decoder as mirror images.
+
+Both sides run one loop, ``_lockstep``: every segment of a group steps together, each step's
+predictor gives integer counts for the next token of every segment, the match model may reshape
+them, and the coder codes (or decodes) one token per row. Where the counts come from is the
+file's arithmetic (lmzip.coding.settings):
+  - exact (1): the model in lmzip.arith.exact's integer arithmetic (lmzip.models.qmodel). The exactness rule is
+    written down once, in lmzip.arith.exact; under it the counts are the same on every machine, thread
+    count and device, so any machine decodes the file, and the same input, model and settings
+    give the same file everywhere (the layout depends on the input only).
+  - exact with learning (2): the same, and after every block of steps encoder and decoder take
+    the same learning step (lmzip.coding.learn, in lmzip.arith.detfloat's deterministic float64) and rebuild
+    the exact predictor from the new weights.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from lmzip.coding import mix, parallel, transform
+from lmzip.coding.coder import Decoder, Encoder, coded_bits
+from lmzip.coding.format import Header, crc32, join_streams, split_streams, verify
+from lmzip.coding.learn import Learner
+from lmzip.coding.settings import AdaptConfig, Settings
+from lmzip.errors import FormatError, IntegrityError
+from lmzip.models.checkpoint import LoadedModel
+
+Progress = Callable[[int, int], None]  # called with (tokens coded so far, tokens in all)
+Visit = Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]  # (step, rows, counts, tokens)
+
+
+def with_threads(settings: Settings, processes: int) -> Settings:
+    """``settings`` with its thread count decided: as given, or the cores this process may use shared
+    among the ``processes`` coding at once (the bits never depend on it, only the speed)."""
+    if settings.threads is not None:
+        return settings
+    return replace(settings, threads=max(1, min(64, parallel.default_workers() // max(1, processes))))
+
+
+@contextlib.contextmanager
+def computation(settings: Settings) -> Iterator[None]:
+    """Apply the thread count for the duration of a coding run, then restore it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(with_threads(settings, 1).threads)
+    try:
+        with torch.inference_mode():
+            yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@dataclass
+class Layout:
+    """How the tokens are cut: segments side by side, in contiguous groups."""
+
+    lengths: np.ndarray  # tokens per segment: all ``lengths[0]`` but the last
+    groups: int
+
+    @classmethod
+    def of(cls, n_tokens: int, segment_length: int, groups: int) -> Layout:
+        B = -(-n_tokens // segment_length)
+        lengths = np.full(B, segment_length, dtype=np.int64)
+        lengths[-1] = n_tokens - segment_length * (B - 1)
+        return cls(lengths, groups)
+
+    def bounds(self) -> list[tuple[int, int]]:
+        """Each group's segments: contiguous runs of nearly equal size."""
+        n, g = len(self.lengths), self.groups
+        cuts = [round(i * n / g) for i in range(g + 1)]
+        return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+    def segments(self, tokens: np.ndarray) -> np.ndarray:
+        """The tokens as a [segments, segment length] array (the last row padded with zeros)."""
+        out = np.zeros((len(self.lengths), int(self.lengths[0])), dtype=np.int64)
+        out.flat[: len(tokens)] = tokens
+        return out
+
+
+AHEAD = 4  # the encoder's passes: positions at once where the predictor can (measured: 4 beats 16 and 1)
+
+
+def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code, progress: Progress | None,
+              known: np.ndarray | None = None):
+    """Step all segments of a group together; ``code(t, active_rows, counts)`` returns those rows' tokens.
+
+    ``known`` (the encoder's segments) lets a predictor with ``steps`` compute AHEAD steps' counts in
+    one pass: the same integers, since the arithmetic is exact."""
+    learner = Learner(model.predictor, settings.adapt, settings.device) if settings.adapt else None
+    pred = learner.pred if learner else model.exact_for(settings.device)
+    B, L = len(lengths), int(lengths.max())
+    toks = np.zeros((B, L), dtype=np.int64)
+    state = pred.start(B)
+    mixer = mix.MatchMixer(toks, lengths) if settings.mix else None
+    inp = torch.full((B,), pred.bos, dtype=torch.long, device=settings.device)
+    done, total = 0, int(lengths.sum())
+    # a pass must not span a learning step: blocks that are whole numbers of passes, or single steps
+    ahead = known is not None and hasattr(pred, "steps") and (learner is None or learner.cfg.block % AHEAD == 0)
+    if ahead:  # what step t is fed: BOS, then the previous token (0 past a segment's end, as below)
+        feed = np.concatenate([np.full((B, 1), pred.bos, dtype=np.int64), known[:, : L - 1]], axis=1)
+    for t in range(L):
+        if ahead:
+            if t % AHEAD == 0:
+                block, state = pred.steps(torch.from_numpy(feed[:, t : t + AHEAD]).to(settings.device), state)
+                block = block.float().cpu().numpy()
+            counts = block[:, t % AHEAD]
+        else:
+            counts, state = pred.step(inp, state)
+            counts = counts.float().cpu().numpy()  # integers below 2^24: exact in float32
+        active = np.flatnonzero(lengths > t)
+        rows = counts if len(active) == B else counts[active]
+        if mixer is not None:
+            rows = mixer.mix(t, active, rows)
+        toks[active, t] = code(t, active, rows)
+        if mixer is not None:
+            mixer.update(t, active)
+        if learner is not None and learner.due(t):
+            learner.learn(toks, lengths, t)
+            pred = learner.pred
+        inp = torch.from_numpy(toks[:, t].copy()).to(settings.device)
+        done += len(active)
+        if progress:
+            progress(done, total)
+    return toks
+
+
+def trace(data: bytes, model: LoadedModel, settings: Settings, visit: Visit) -> tuple[list[int], bool, Layout]:
+    """Run the coder's own computation over ``data`` without coding: ``visit(t, rows, counts, tokens)``
+    sees each step's rows (what explain shows). Returns the tokens, the CRLF flag and the layout."""
+    text, crlf = transform.prepare(data)
+    tokens = list(model.tokenizer.encode(text))
+    if not tokens:
+        return tokens, crlf, Layout(np.zeros(0, dtype=np.int64), 1)
+    seg, _ = settings.layout(len(tokens))
+    layout = Layout.of(len(tokens), seg, 1)
+    segs = layout.segments(np.asarray(tokens))
+
+    def code(t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        visit(t, rows, counts, segs[rows, t])
+        return segs[rows, t]
+
+    with computation(settings):
+        _lockstep(model, layout.lengths, settings, code, None)
+    return tokens, crlf, layout
+
+
+def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, settings: Settings,
+                  progress: Progress | None = None) -> tuple[bytes, float]:
+    """Code one group of segments: its range-coder words and the bits the coder paid."""
+    enc, bits = Encoder(), [0.0]
+
+    def code(t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        sym = segs[rows, t]
+        bits[0] += float(coded_bits(sym, counts).sum())
+        return enc.code(sym, counts)
+
+    with computation(settings):
+        _lockstep(model, lengths, settings, code, progress, known=segs)
+    return enc.finish(), bits[0]
+
+
+def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, settings: Settings,
+                  progress: Progress | None = None) -> np.ndarray:
+    """The mirror image of _encode_group: the group's tokens, segment after segment."""
+    dec = Decoder(payload)
+
+    def code(t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        return dec.code(None, counts)
+
+    with computation(settings):
+        toks = _lockstep(model, lengths, settings, code, progress)
+    return np.concatenate([toks[i, : lengths[i]] for i in range(len(lengths))])
+
+
+def header(data: bytes, model: LoadedModel, settings: Settings) -> Header:
+    """The header every file coded with ``settings`` starts from (layout and payload filled in later)."""
+    head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name, arith=settings.arith,
+                  mix=settings.mix, seed=model.seed)
+    if settings.adapt:
+        head.adapt_optimizer, head.adapt_block = settings.adapt.optimizer, settings.adapt.block
+        head.adapt_lr = float(np.float32(settings.adapt.lr))
+    return head
+
+
+def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
+           workers: int | None = None) -> tuple[bytes, Header, float]:
+    """Code ``data``; returns the whole .lmz file, its header and the bits the coder paid (Σ -log2 p).
+
+    ``workers`` decides only how many groups run at once, never how the input is cut."""
+    text, crlf = transform.prepare(data)
+    tokens = model.tokenizer.encode(text)
+    if model.tokenizer.decode(tokens) != text:  # cannot happen with our tokenizers; never trust it
+        raise IntegrityError("the tokenizer does not round-trip this input")
+    head = header(data, model, settings)
+    if len(tokens) == 0:
+        return (*_stored(data), 0.0)
+    head.crlf, head.n_tokens = crlf, len(tokens)
+    head.segment_length, head.groups = settings.layout(len(tokens))
+    layout = Layout.of(len(tokens), head.segment_length, head.groups)
+    segs, bounds = layout.segments(np.asarray(tokens)), layout.bounds()
+    workers = workers or parallel.default_workers()
+    settings = with_threads(settings, min(workers, head.groups))
+    tasks = [(segs[a:b], layout.lengths[a:b], settings) for a, b in bounds]
+    results = parallel.map_groups(_encode_group, model, tasks, workers,
+                                  progress, _group_done(progress, layout.lengths, bounds))
+    payload = join_streams([r[0] for r in results])
+    bits = sum(r[1] for r in results)
+    if len(payload) >= len(data):  # coding would not shrink it: store the input as it is
+        return (*_stored(data), bits)
+    head.payload_length = len(payload)
+    return head.pack() + payload, head, bits
+
+
+def _group_done(progress: Progress | None, lengths: np.ndarray, bounds: list[tuple[int, int]]):
+    """Progress for parallel groups: advanced as each whole group completes."""
+    if progress is None:
+        return None
+    total = int(lengths.sum())
+
+    def done(i: int) -> None:
+        progress(int(sum(lengths[a:b].sum() for a, b in bounds[: i + 1])), total)
+
+    return done
+
+
+def _stored(data: bytes) -> tuple[bytes, Header]:
+    """The input as it is, behind a header that says so."""
+    head = Header(len(data), crc32(data), stored=True, payload_length=len(data))
+    return head.pack() + data, head
+
+
+def settings_of(head: Header, device: str = "cpu") -> Settings:
+    """What a file was coded with, as the decoder must repeat it (``device``: exact files only)."""
+    adapt = AdaptConfig(head.adapt_lr, head.adapt_block, head.adapt_optimizer) if head.adapt else None
+    return Settings(mix=head.mix, adapt=adapt, seed=head.seed, device=device)
+
+
+def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Progress | None = None,
+           workers: int | None = None, device: str = "cpu") -> bytes:
+    """The mirror image of ``encode``: rebuild every group's tokens step by step, then check the CRC32."""
+    if head.stored:
+        return verify(head, payload)
+    if model is None:
+        raise ValueError("a coded file needs its model")
+    workers = workers or parallel.default_workers()
+    settings = with_threads(settings_of(head, device), min(workers, head.groups))
+    layout = Layout.of(head.n_tokens, head.segment_length, head.groups)
+    streams = split_streams(payload, head.groups)
+    if any(len(s) % 4 for s in streams):
+        raise FormatError("corrupt data (a stream is not a whole number of 32-bit words)")
+    tasks = [(st, layout.lengths[a:b], settings) for st, (a, b) in zip(streams, layout.bounds(), strict=True)]
+    try:
+        parts = parallel.map_groups(_decode_group, model, tasks, workers,
+                                    progress, _group_done(progress, layout.lengths, layout.bounds()))
+    except (ValueError, KeyError, RuntimeError) as e:
+        raise IntegrityError(f"corrupt data (the range decoder failed: {e})") from e
+    data = transform.restore(model.tokenizer.decode(np.concatenate(parts)), head.crlf)
+    return verify(head, data)

@@ -1,0 +1,230 @@
+"""The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
+
+Layout (little-endian), format version 8. Versions 1-7 were machine-bound pre-releases (their
+probabilities were float computations that another CPU could round differently); this reader
+refuses them with one line that says how to decode them.
+
+| offset | size | field |
+|---|---|---|
+| 0 | 4 | magic `89 4C 4D 5A` (`\\x89LMZ`; the first byte is not ASCII) |
+| 4 | 1 | format version (8) |
+| 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
+ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's counts were mixed with the
+online match model of lmzip.coding.mix); bit 3 = adapt (the model learned while coding, lmzip.coding.learn);
+bit 4 = seed (the model is the architecture preset named below with seeded random weights); bits 5-7
+reserved, must be 0 |
+| 6 | 1 | arithmetic: 1 = exact integer (lmzip.arith.exact), with the adapt flag 2 = exact integer and learning in
+deterministic float64 (lmzip.arith.detfloat); both decode on any machine. 0 was lmzip 0.2.0's machine-bound float32
+learning while coding, which this reader refuses with one line |
+| 7 | 4 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
+| 11 | 2 | number of segment groups - 1 (groups are coded independently, in parallel) |
+| 13 | 8 | original length in bytes |
+| 21 | 8 | payload length in bytes |
+| 29 | 4 | CRC32 of the original bytes |
+| 33 | 16 | model id (first 16 bytes of a sha256 over weights, architecture and tokenizer; 0 when stored) |
+| 49 | 8 | number of tokens |
+| 57 | 4 | segment length in tokens (segments are coded side by side as one batch) |
+| 61 | 1 | N = length of the model name |
+| 62 | N | model name (UTF-8) |
+| 62+N | A | only with the adapt flag (A = 7, else 0): optimizer (u8, 1 = Adam), learning rate (f32),
+block in steps (u16) |
+| 62+N+A | S | only with the seed flag (S = 8, else 0): the seed of the random weights (u64) |
+| 62+N+A+S | 4 | CRC32 of all the header bytes before it |
+| 66+N+A+S | ... | payload: the raw input when stored; else with one group its range-coder words (uint32 LE),
+with G > 1 groups G uint32 byte lengths, then each group's words |
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+from lmzip.errors import FormatError, IntegrityError
+
+MAGIC = b"\x89LMZ"
+VERSION = 8
+PRE_RELEASE = range(1, 8)  # machine-bound formats, written by lmzip 0.1.0
+FLAG_STORED = 0x01
+FLAG_CRLF = 0x02
+FLAG_MIX = 0x04
+FLAG_ADAPT = 0x08
+FLAG_SEED = 0x10
+KNOWN_FLAGS = FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED
+ARITHMETICS = {1: "exact integer v1", 2: "exact integer v1, learning in deterministic float64 v1"}
+ARITH_LEARN = 2  # the arithmetic of files whose model learned while coding
+OPTIMIZERS = {1: "adam"}
+_ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
+_SEED = struct.Struct("<Q")
+_FIXED = struct.Struct("<4sBBBBBBBH QQI 16s QI B")  # 62 bytes
+
+
+@dataclass
+class Header:
+    """Everything the decoder needs besides the model weights."""
+
+    original_length: int
+    crc32: int
+    stored: bool = False
+    crlf: bool = False
+    mix: bool = False
+    model_id: bytes = bytes(16)
+    model_name: str = ""
+    n_tokens: int = 0
+    segment_length: int = 0
+    arith: int = 1
+    payload_length: int = 0
+    groups: int = 1
+    adapt_optimizer: str = ""  # "" = no adaptation
+    adapt_lr: float = 0.0
+    adapt_block: int = 0
+    seed: int | None = None  # None = trained weights; else a preset with these random weights
+    version: int = VERSION
+
+    @property
+    def adapt(self) -> bool:
+        """Whether the model learned while coding."""
+        return bool(self.adapt_optimizer)
+
+    @property
+    def n_segments(self) -> int:
+        """How many segments were coded side by side."""
+        if self.stored or self.n_tokens == 0 or self.segment_length == 0:
+            return 0
+        return -(-self.n_tokens // self.segment_length)
+
+    def pack(self) -> bytes:
+        """The header bytes, its own CRC32 last."""
+        name = self.model_name.encode("utf-8")
+        if len(name) > 255:
+            raise ValueError("model name longer than 255 bytes")
+        flags = ((FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0) | (FLAG_MIX if self.mix else 0)
+                 | (FLAG_ADAPT if self.adapt else 0) | (FLAG_SEED if self.seed is not None else 0))
+        body = _FIXED.pack(
+            MAGIC, self.version, flags, self.arith, 0, 0, 0, 0, self.groups - 1, self.original_length,
+            self.payload_length, self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
+        ) + name
+        if self.adapt:
+            body += _ADAPT.pack(_code(OPTIMIZERS, self.adapt_optimizer), self.adapt_lr, self.adapt_block)
+        if self.seed is not None:
+            body += _SEED.pack(self.seed)
+        return body + struct.pack("<I", zlib.crc32(body))
+
+    @property
+    def size(self) -> int:
+        """Header length in bytes."""
+        return (_FIXED.size + len(self.model_name.encode("utf-8")) + (_ADAPT.size if self.adapt else 0)
+                + (_SEED.size if self.seed is not None else 0) + 4)
+
+
+def _code(table: dict[int, str], value: str) -> int:
+    for k, v in table.items():
+        if v == value:
+            return k
+    raise ValueError(f"cannot record {value!r} in the header")
+
+
+def unpack(blob: bytes) -> tuple[Header, bytes]:
+    """Parse and check a whole .lmz file; returns the header and the payload."""
+    if len(blob) < 4 or blob[:4] != MAGIC:
+        raise FormatError("not an lmzip file (bad magic)")
+    if len(blob) < 5:
+        raise FormatError("truncated header")
+    if blob[4] in PRE_RELEASE:
+        raise FormatError(f"written by a pre-release lmzip, format {blob[4]}: decode it with lmzip 0.1.0 "
+                          "on the machine that wrote it")
+    if blob[4] != VERSION:
+        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads version {VERSION})")
+    if len(blob) < _FIXED.size:
+        raise FormatError("truncated header")
+    f = _FIXED.unpack_from(blob)
+    n = f[-1]
+    flags = f[2]
+    adapt, seeded = bool(flags & FLAG_ADAPT), bool(flags & FLAG_SEED)
+    end = _FIXED.size + n + (_ADAPT.size if adapt else 0) + (_SEED.size if seeded else 0)
+    if len(blob) < end + 4:
+        raise FormatError("truncated header")
+    (crc,) = struct.unpack_from("<I", blob, end)
+    if zlib.crc32(blob[:end]) != crc:
+        raise FormatError("corrupt header (header checksum mismatch)")
+    _, version, flags, arith, *reserved, groups_m1, olen, plen, ocrc, mid, ntok, seg, _ = f
+    if flags & ~KNOWN_FLAGS:
+        raise FormatError("unsupported header flags (written by a newer lmzip?)")
+    if arith == 0:
+        raise FormatError("a machine-bound --adapt file of lmzip 0.2.0 (float32 arithmetic): decode it with "
+                          "lmzip 0.2.0 on the machine that wrote it")
+    if arith not in ARITHMETICS:
+        raise FormatError(f"unsupported arithmetic version {arith} (written by a newer lmzip?)")
+    if any(reserved):
+        raise FormatError("corrupt header (reserved bytes 7-10 are not 0)")
+    try:
+        name = blob[_FIXED.size : _FIXED.size + n].decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError("corrupt header (model name is not UTF-8)") from e
+    h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), bool(flags & FLAG_MIX), mid, name,
+               ntok, seg, arith, payload_length=plen, groups=groups_m1 + 1, version=version)
+    if adapt:
+        opt, h.adapt_lr, h.adapt_block = _ADAPT.unpack_from(blob, _FIXED.size + n)
+        if opt not in OPTIMIZERS or h.adapt_block == 0 or not 0 < h.adapt_lr < float("inf"):
+            raise FormatError("unsupported adaptation settings in the header (written by a newer lmzip?)")
+        h.adapt_optimizer = OPTIMIZERS[opt]
+    if seeded:
+        (h.seed,) = _SEED.unpack_from(blob, end - _SEED.size)
+    payload = blob[end + 4 :]
+    if len(payload) < plen:
+        raise FormatError(f"truncated file ({len(payload)} of {plen} payload bytes)")
+    if len(payload) > plen:
+        raise FormatError(f"trailing garbage after the payload ({len(payload) - plen} bytes)")
+    _check_layout(h)
+    return h, payload
+
+
+def _check_layout(h: Header) -> None:
+    """Fields that contradict each other (a crafted or damaged header with a recomputed CRC)."""
+    if h.stored:
+        if h.payload_length != h.original_length:
+            raise FormatError("corrupt header (stored payload length differs from the original length)")
+        return
+    if h.n_tokens == 0 or h.segment_length == 0:
+        raise FormatError("corrupt header (a coded file with no tokens or zero segment length)")
+    if h.n_tokens > h.original_length:  # every token stands for at least one byte
+        raise FormatError("corrupt header (more tokens than original bytes)")
+    if h.adapt != (h.arith == ARITH_LEARN):
+        raise FormatError("corrupt header (the arithmetic does not match the adapt flag)")
+    if h.groups > h.n_segments:
+        raise FormatError("corrupt header (more groups than segments)")
+
+
+def crc32(data: bytes) -> int:
+    """The checksum recorded for the original bytes."""
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def verify(head: Header, data: bytes, note: str = "") -> bytes:
+    """Return ``data`` if it has the original's length and CRC32, else raise IntegrityError."""
+    if len(data) != head.original_length or crc32(data) != head.crc32:
+        raise IntegrityError("corrupt data: the decoded bytes fail the CRC32 check" + note)
+    return data
+
+
+def join_streams(streams: list[bytes]) -> bytes:
+    """The payload of G coded groups: one stream as it is; several behind their uint32 lengths."""
+    if len(streams) == 1:
+        return streams[0]
+    return struct.pack(f"<{len(streams)}I", *map(len, streams)) + b"".join(streams)
+
+
+def split_streams(payload: bytes, groups: int) -> list[bytes]:
+    """The mirror image of join_streams."""
+    if groups == 1:
+        return [payload]
+    if len(payload) < 4 * groups:
+        raise FormatError("corrupt payload (group table truncated)")
+    sizes = struct.unpack_from(f"<{groups}I", payload)
+    if 4 * groups + sum(sizes) != len(payload):
+        raise FormatError("corrupt payload (group lengths do not add up)")
+    out, i = [], 4 * groups
+    for n in sizes:
+        out.append(payload[i : i + n])
+        i += n
+    return out

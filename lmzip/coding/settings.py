@@ -1,0 +1,106 @@
+"""Every coding option in one object, its defaults applied once (``Settings.make``); the codec
+derives the segment layout from it and builds the header from it. Imports no torch."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+ARITH_EXACT = 1  # lmzip.arith.exact: integer arithmetic, the same counts on every machine
+ARITH_LEARN = 2  # the same, learning while coding (lmzip.coding.learn) in deterministic float64 (lmzip.arith.detfloat)
+
+# Measured on alice29.txt (benchmarks/README.md): segments of 256 instead of 1024 tokens cost 0.2%
+# (Transformer) and 0.04% (LSTM) in size and code 2x faster, since wider batches use the CPU better.
+MIN_SEGMENT = 256  # tokens; shorter segments lose context at their cold start
+MAX_BATCH = 256  # segments side by side
+PARALLEL_FROM = 20_000  # tokens (~60 KB of text): below this, one group
+# above it, a group per 128 segments (so at most MAX_BATCH / 128 = 2 by default), whatever the machine:
+# fewer, wider groups code faster per CPU-second (alice29.txt in one process: one group of 183
+# segments 10.9 KB/s, two groups of ~92 one after the other 8.8 KB/s)
+ROWS_PER_GROUP = 128
+MAX_GROUPS = 16
+
+
+@dataclass(frozen=True)
+class AdaptConfig:
+    """What the header records about learning while coding."""
+
+    lr: float = 3e-4
+    block: int = 32  # coded steps between two optimizer steps
+    optimizer: str = "adam"
+
+
+# Measured on alice29.txt (benchmarks/README.md): a trained model is fine-tuned with small steps on
+# wide batches (FINE_TUNE); seeded random weights learn faster with larger, more frequent steps
+# over few long segments (more sequential optimizer steps: 2.86 bpb for lstm-nano).
+FINE_TUNE = AdaptConfig()
+FROM_SCRATCH = AdaptConfig(lr=3e-3, block=8)
+SCRATCH_ROWS = 16  # segments side by side when learning from scratch
+# One group by default: one model learns from every segment. Two groups are two models, each learning
+# half the file, that take as many sequential steps as one (the rows, not the steps, are split), so on
+# two cores they are no faster (alice29.txt: 15.9 against 15.5 s) and cost 3.044 against 2.861 bpb.
+SCRATCH_GROUPS = 1
+
+
+def segment_length(n_tokens: int, min_segment: int = MIN_SEGMENT, max_batch: int = MAX_BATCH) -> int:
+    """How long each side-by-side segment is: long enough for context, few enough rows."""
+    return max(1, min(max(n_tokens, 1), max(min_segment, math.ceil(n_tokens / max_batch))))
+
+
+def auto_groups(n_tokens: int, n_segments: int) -> int:
+    """Independent segment groups, from the input alone (never the core count, so every machine
+    writes the same file): one below PARALLEL_FROM tokens, else one per ROWS_PER_GROUP segments."""
+    if n_tokens < PARALLEL_FROM:
+        return 1
+    return max(1, min(MAX_GROUPS, n_segments // ROWS_PER_GROUP, n_segments))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to code: the mode (mix, adapt, seed), the layout (segment, rows, groups) and where it runs
+    (device, threads: they change the speed, never the bits)."""
+
+    mix: bool = False  # mix in the online match model (lmzip.coding.mix)
+    adapt: AdaptConfig | None = None  # learn while coding (lmzip.coding.learn)
+    seed: int | None = None  # start from the preset's seeded random weights (with adapt)
+    segment: int | None = None  # tokens per segment; None: chosen from the input size
+    rows: int | None = None  # at most this many segments side by side (longer segments instead)
+    groups: int | None = None  # None: chosen from the input size
+    device: str = "cpu"
+    threads: int | None = None  # intra-op threads per process; None: the cores, shared by the processes
+
+    @classmethod
+    def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
+             adapt_block: int | None = None, seed: int | None = None, segment: int | None = None,
+             rows: int | None = None, groups: int | None = None, device: str = "cpu",
+             threads: int | None = None) -> Settings:
+        """The settings for these options, every default applied here and nowhere else."""
+        if adapt_block is not None and not 1 <= adapt_block <= 65535 or adapt_lr is not None and not adapt_lr > 0:
+            raise ValueError("--adapt-block must be 1..65535 and --adapt-lr positive")
+        if (adapt_block is not None or adapt_lr is not None) and not adapt:
+            raise ValueError("--adapt-lr and --adapt-block need --adapt")
+        if seed is not None and not adapt:
+            raise ValueError("--seed needs --adapt (random weights that never learn predict nothing)")
+        if segment is not None and segment < 1 or groups is not None and groups < 1 or rows is not None and rows < 1:
+            raise ValueError("--segment, rows and groups must be positive")
+        if threads is not None and not 1 <= threads <= 64:
+            raise ValueError("--threads must be 1..64")
+        cfg = None
+        if adapt:
+            base = FROM_SCRATCH if seed is not None else FINE_TUNE
+            cfg = AdaptConfig(adapt_lr or base.lr, adapt_block or base.block)
+        if seed is not None:  # learning from scratch: unless told otherwise, few long segments in one group
+            rows = SCRATCH_ROWS if rows is None and segment is None else rows
+            groups = SCRATCH_GROUPS if groups is None else groups
+        return cls(mix, cfg, seed, segment, rows, groups, device, threads)
+
+    @property
+    def arith(self) -> int:
+        """The arithmetic the counts are computed in (recorded in the header)."""
+        return ARITH_LEARN if self.adapt else ARITH_EXACT
+
+    def layout(self, n_tokens: int) -> tuple[int, int]:
+        """(segment length, groups) for an input of ``n_tokens`` tokens."""
+        seg = self.segment or (segment_length(n_tokens, 1, self.rows) if self.rows else segment_length(n_tokens))
+        n_segments = -(-n_tokens // seg)
+        return seg, max(1, min(n_segments, self.groups or auto_groups(n_tokens, n_segments)))

@@ -1,0 +1,235 @@
+"""Exact predictors: the trained Transformer and LSTM evaluated in the integer arithmetic of
+lmzip.arith.exact, so that their coder counts are the same on every machine (arithmetic version 1).
+
+Built from a float Predictor (the stored bf16 weights) by quantization rules that are themselves
+exact, so the model file alone decides every count. ``step`` feeds one token per stream and
+returns int64 counts [B, V] summing to ``exact.count_total(V)``: the coder's input, directly.
+Because every operation is exact, a pass over T new positions gives the very integers T single
+steps give; the Transformer uses that to re-prime its window in one pass.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from lmzip.arith import exact, kernels
+from lmzip.arith.exact import FRAC, QLinear, QNormLinear, apply_table, fixed
+from lmzip.models.model import GPT, LSTMModel, Predictor
+
+LOGIT_BITS = 6  # exact.LOGIT_STEPS = 2^6
+ROT_BITS = 14  # rotary tables in 1/2^14
+QK_BITS = 10  # queries, keys and values in 1/2^10, clamped to +-2^20 (real +-1024)
+QK_CLAMP = float(1 << 20)
+ATT_BITS = 16  # attention weights in 1/2^16 of the largest
+assert LOGIT_BITS == exact.LOGIT_STEPS.bit_length() - 1
+
+
+class ExactPredictor:
+    """The interface the codec codes with: ``start(B)``, then ``step(tokens [B]) -> counts [B, V]``."""
+
+    vocab: int
+    bos: int
+
+    def start(self, batch: int) -> Any:
+        """A fresh state for ``batch`` independent streams."""
+        raise NotImplementedError
+
+    def step(self, tokens: Tensor, state: Any) -> tuple[Tensor, Any]:
+        """Feed one token per stream; return int64 counts [B, V] for the next token and the state."""
+        raise NotImplementedError
+
+
+def exact_predictor(model: Predictor, device: str = "cpu") -> ExactPredictor:
+    """The exact counterpart of a float predictor (the Transformer or the LSTM)."""
+    with torch.inference_mode():
+        if isinstance(model, GPT):
+            return ExactGPT(model, device)
+        if isinstance(model, LSTMModel):
+            return ExactLSTM(model, device)
+    raise TypeError(f"no exact form for {type(model).__name__}")
+
+
+def _head(model: Predictor) -> QNormLinear:
+    V = model.config.vocab_size
+    return QNormLinear(model.ln_f.weight, model.ln_f.bias, model.wte.weight[:V], out_bits=LOGIT_BITS)
+
+
+# ---------------------------------------------------------------------------- Transformer
+
+
+@dataclass
+class _Layer:
+    qkv: QNormLinear  # ln1 folded in
+    proj: QLinear
+    up: QNormLinear  # ln2 folded in
+    down: QLinear
+
+
+@dataclass
+class ExactGPTState:
+    """KV caches per layer [B, Hkv, W, hd] (integers in 1/2^QK_BITS), next position, inputs seen."""
+
+    k: list[Tensor]
+    v: list[Tensor]
+    hist: Tensor  # [B, W]
+    pos: int = 0
+
+
+class ExactGPT(ExactPredictor):
+    """The Transformer of lmzip.models.model in exact arithmetic; the same window and re-priming rule."""
+
+    def __init__(self, m: GPT, device: str = "cpu"):
+        c = self.cfg = m.config
+        self.vocab, self.bos, self.device = c.vocab_size, c.vocab_size, device
+        self.hd = c.n_embd // c.n_head
+        self.emb = fixed(m.wte.weight).to(device)  # [V+1, C]
+        self.layers = [_Layer(QNormLinear(b.ln1.weight, b.ln1.bias, b.attn.qkv.weight).to(device),
+                              QLinear(b.attn.proj.weight, in_bits=QK_BITS).to(device),
+                              QNormLinear(b.ln2.weight, b.ln2.bias, b.mlp.up.weight).to(device),
+                              QLinear(b.mlp.down.weight).to(device)) for b in m.blocks]
+        self.head = _head(m).to(device)
+        cos, sin = exact.rotary_table(c.context, self.hd, ROT_BITS)
+        self.cos, self.sin = cos.to(device), sin.to(device)
+        # scores q.k in 1/2^(2 QK_BITS), scaled by 1/sqrt(hd), to 1/LOGIT_STEPS nat: one float64 constant
+        self.score_scale = float(exact.LOGIT_STEPS) / float(1 << (2 * QK_BITS)) / math.sqrt(self.hd)  # IEEE ops
+
+    def start(self, batch: int) -> ExactGPTState:
+        c = self.cfg
+        shape = (batch, c.n_kv_head, c.context, self.hd)
+        z = [torch.zeros(shape, dtype=torch.float64, device=self.device) for _ in range(c.n_layer)]
+        hist = torch.zeros(batch, c.context, dtype=torch.long, device=self.device)
+        return ExactGPTState(z, [t.clone() for t in z], hist)
+
+    def _rotate(self, x: Tensor, p0: int) -> Tensor:
+        """x [B, heads, T, hd] at positions p0.. -> rotated, in 1/2^QK_BITS, clamped."""
+        T = x.shape[2]
+        cs, sn = self.cos[p0 : p0 + T], self.sin[p0 : p0 + T]
+        x1, x2 = x.chunk(2, dim=-1)
+        y = torch.cat([x1 * cs - x2 * sn, x1 * sn + x2 * cs], dim=-1)  # exact: < 2^53
+        return torch.round(y / (1 << (ROT_BITS + FRAC - QK_BITS))).clamp(-QK_CLAMP, QK_CLAMP)
+
+    def _attend(self, layer: _Layer, x: Tensor, st: ExactGPTState, i: int, p0: int) -> Tensor:
+        """Attention of T new positions p0.. (x [B, T, C]) over the cache; writes their k, v."""
+        c, hd = self.cfg, self.hd
+        B, T, _ = x.shape
+        H, Hkv = c.n_head, c.n_kv_head
+        q, k, v = layer.qkv(x).split([H * hd, Hkv * hd, Hkv * hd], -1)
+        q = self._rotate(q.view(B, T, H, hd).transpose(1, 2), p0)
+        k = self._rotate(k.view(B, T, Hkv, hd).transpose(1, 2), p0)
+        v = torch.round(v.view(B, T, Hkv, hd).transpose(1, 2) / (1 << (FRAC - QK_BITS))).clamp(-QK_CLAMP, QK_CLAMP)
+        st.k[i][:, :, p0 : p0 + T] = k
+        st.v[i][:, :, p0 : p0 + T] = v
+        L = p0 + T
+        G = H // Hkv  # query heads per kv head (head h reads kv head h // G)
+        if exact.FAST and x.device.type == "cpu":  # the same integers, one compiled pass
+            tab = exact._exp_table(ATT_BITS, "cpu").numpy()
+            o = kernels.attend_causal(q.reshape(B, Hkv, G, T, hd).contiguous().numpy(), st.k[i].numpy(),
+                                      st.v[i].numpy(), p0, self.score_scale, tab)
+            o = torch.from_numpy(o).view(B, H, T, hd).transpose(1, 2).reshape(B, T, H * hd)
+            return layer.proj(o)
+        qg = q.reshape(B, Hkv, G * T, hd)
+        scores = torch.round(qg @ st.k[i][:, :, :L].transpose(-1, -2) * self.score_scale)  # [B, Hkv, G*T, L]
+        mask = None
+        if T > 1:
+            qpos = p0 + torch.arange(T, device=x.device).repeat(G)
+            mask = torch.arange(L, device=x.device)[None, :] <= qpos[:, None]
+        w = exact.softmax_weights(scores, mask, ATT_BITS)
+        o = torch.round((w @ st.v[i][:, :, :L]) / w.sum(-1, keepdim=True))  # exact sums, one division
+        o = o.view(B, Hkv, G, T, hd).reshape(B, H, T, hd).transpose(1, 2).reshape(B, T, H * hd)
+        return layer.proj(o)
+
+    def _forward(self, idx: Tensor, st: ExactGPTState, p0: int) -> Tensor:
+        """Positions p0.. of every stream (idx [B, T]); returns their hidden states [B, T, C]."""
+        x = self.emb[idx]
+        for i, layer in enumerate(self.layers):
+            x = x + self._attend(layer, x, st, i, p0)
+            x = x + layer.down(apply_table("gelu", layer.up(x)))
+        return x
+
+    def _reprime_if_full(self, st: ExactGPTState) -> None:
+        """Window full: restart it as [BOS, last W/2-1 inputs], in one pass."""
+        ctx = self.cfg.context
+        if st.pos == ctx:
+            keep = ctx // 2
+            idx = st.hist[:, -keep:].clone()
+            idx[:, 0] = self.bos
+            self._forward(idx, st, 0)
+            st.hist[:, :keep] = idx
+            st.pos = keep
+
+    def step(self, tokens: Tensor, st: ExactGPTState) -> tuple[Tensor, ExactGPTState]:
+        self._reprime_if_full(st)
+        st.hist[:, st.pos] = tokens
+        h = self._forward(tokens[:, None], st, st.pos)[:, -1]
+        st.pos += 1
+        return exact.counts_from_logits(self.head(h)), st
+
+    def steps(self, inputs: Tensor, st: ExactGPTState) -> tuple[Tensor, ExactGPTState]:
+        """What T calls of ``step`` return, computed in passes of many positions (the encoder knows
+        every input): inputs [B, T] -> counts [B, T, V]. Exact arithmetic makes them the same integers."""
+        out, i, T = [], 0, inputs.shape[1]
+        while i < T:
+            self._reprime_if_full(st)
+            n = min(T - i, self.cfg.context - st.pos)
+            st.hist[:, st.pos : st.pos + n] = inputs[:, i : i + n]
+            out.append(exact.counts_from_logits(self.head(self._forward(inputs[:, i : i + n], st, st.pos))))
+            st.pos += n
+            i += n
+        return torch.cat(out, dim=1), st
+
+
+# ---------------------------------------------------------------------------- LSTM
+
+TABLE_N = exact.TABLE_RANGE << exact.FINE_BITS
+
+
+def _table(name: str):
+    return exact._fine_table(name, "cpu").numpy()
+
+
+
+class ExactLSTM(ExactPredictor):
+    """The LSTM of lmzip.models.model in exact arithmetic: gates by integer tables, state in 1/2^FRAC."""
+
+    def __init__(self, m: LSTMModel, device: str = "cpu"):
+        c = self.cfg = m.config
+        self.vocab, self.bos, self.device = c.vocab_size, c.vocab_size, device
+        self.emb = fixed(m.wte.weight).to(device)
+        lstm = m.lstm
+        self.ih, self.hh = [], []
+        for n in range(c.n_layer):
+            bias = getattr(lstm, f"bias_ih_l{n}").double() + getattr(lstm, f"bias_hh_l{n}").double()
+            self.ih.append(QLinear(getattr(lstm, f"weight_ih_l{n}"), bias).to(device))
+            self.hh.append(QLinear(getattr(lstm, f"weight_hh_l{n}")).to(device))
+        self.head = _head(m).to(device)
+
+    def start(self, batch: int) -> tuple[Tensor, Tensor]:
+        c = self.cfg
+        z = torch.zeros(c.n_layer, batch, c.n_embd, dtype=torch.float64, device=self.device)
+        return z, z.clone()
+
+    def step(self, tokens: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        h, c = state
+        h, c = h.clone(), c.clone()
+        x = self.emb[tokens]
+        one = float(1 << FRAC)
+        for n in range(self.cfg.n_layer):
+            gates = self.ih[n](x) + self.hh[n](h[n])
+            if exact.FAST and gates.device.type == "cpu":
+                hn, cn = kernels.lstm_cell(gates.numpy(), c[n].contiguous().numpy(), _table("sigmoid"), _table("tanh"),
+                                           TABLE_N, FRAC - exact.FINE_BITS, one)
+                h[n], c[n] = torch.from_numpy(hn), torch.from_numpy(cn)
+                x = h[n]
+                continue
+            i, f, g, o = gates.chunk(4, dim=-1)  # torch's gate order
+            i, f, o = apply_table("sigmoid", i), apply_table("sigmoid", f), apply_table("sigmoid", o)
+            g = apply_table("tanh", g)
+            c[n] = torch.round((f * c[n] + i * g) / one)  # products < 2^53: exact; / 2^FRAC exact
+            h[n] = torch.round(o * apply_table("tanh", c[n]) / one)
+            x = h[n]
+        return exact.counts_from_logits(self.head(x)), (h, c)

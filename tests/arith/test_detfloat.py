@@ -1,0 +1,75 @@
+"""The deterministic float64 of learning while coding: compiled kernels equal their torch references
+bit for bit, products and sums do not depend on how the work is cut, and the hand-written gradients
+are the model's true gradients."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from lmzip.arith import detfloat as D
+from lmzip.coding import learn
+from lmzip.models.model import GPTConfig, LSTMConfig, build_model
+
+
+@pytest.fixture
+def x():
+    g = torch.Generator().manual_seed(0)
+    t = torch.randn(200, 301, generator=g, dtype=torch.float64) * 6
+    t[0, :7] = torch.tensor([0.0, -0.0, 1e-300, 40.0, -40.0, 800.0, -800.0], dtype=torch.float64)
+    return t
+
+
+def _both(f, monkeypatch):
+    fast = f()
+    monkeypatch.setattr(D, "FAST", False)
+    ref = f()
+    monkeypatch.setattr(D, "FAST", True)
+    return (fast if isinstance(fast, tuple) else (fast,)), (ref if isinstance(ref, tuple) else (ref,))
+
+
+@pytest.mark.skipif(not D.FAST, reason="numba is not installed")
+@pytest.mark.parametrize("name", ["dexp", "sigmoid", "tanh", "gelu", "quant-rows", "quant-cols", "dmm", "softmax"])
+def test_compiled_kernels_equal_the_torch_reference(x, name, monkeypatch):
+    f = {"dexp": lambda: D.dexp(-x.abs()), "sigmoid": lambda: D.sigmoid(x), "tanh": lambda: D.tanh(x),
+         "gelu": lambda: D.gelu(x), "quant-rows": lambda: D.quant(x, -1, 20), "quant-cols": lambda: D.quant(x, 0, 17),
+         "dmm": lambda: D.dmm(x, x.t()), "softmax": lambda: D.softmax(x)}[name]
+    fast, ref = _both(f, monkeypatch)
+    assert all(torch.equal(a, b) for a, b in zip(fast, ref, strict=True))
+
+
+def test_functions_are_accurate(x):
+    n = -x.abs().clamp(max=700.0)  # dexp saturates below -700
+    assert torch.allclose(D.dexp(n), torch.exp(n), rtol=1e-12, atol=0)
+    assert torch.allclose(D.tanh(x), torch.tanh(x), rtol=0, atol=1e-13)
+    assert torch.allclose(D.gelu(x)[0], F.gelu(x, approximate="tanh"), rtol=0, atol=1e-12)
+    assert torch.allclose(D.softmax(x), torch.softmax(x, -1), rtol=1e-9, atol=1e-300)
+
+
+def test_products_and_sums_do_not_depend_on_how_the_work_is_cut(x):
+    w = x[:, :64].t().contiguous() * 1e-3  # [64, 200]
+    whole = D.dmm(w, x)
+    rows = torch.cat([D.dmm(w[i : i + 7], x) for i in range(0, 64, 7)])
+    assert torch.equal(whole, rows)
+    assert torch.equal(D.dsum(x, 0), D.dsum(x.flip(0), 0))  # any order of the terms: the same bits
+
+
+@pytest.mark.parametrize("cfg", [GPTConfig(vocab_size=50, n_layer=2, n_embd=48, n_head=6, n_kv_head=2, context=64),
+                                 LSTMConfig(vocab_size=50, n_layer=2, n_embd=40, context=64)], ids=["gpt", "lstm"])
+def test_hand_written_gradients_are_the_models_gradients(cfg, monkeypatch):
+    torch.manual_seed(0)
+    m = build_model(cfg).double()
+    with torch.no_grad():
+        for p in m.parameters():
+            p += torch.randn_like(p) * 0.05
+    x, y = torch.randint(0, 51, (3, 16)), torch.randint(0, 50, (3, 16))
+    gelu = F.gelu
+    monkeypatch.setattr(F, "gelu", lambda t: gelu(t, approximate="tanh"))  # the form learning uses
+    F.cross_entropy(m(x).flatten(0, 1), y.flatten()).backward()
+    monkeypatch.undo()
+    with torch.no_grad():
+        w = torch.full((48,), 1 / 48, dtype=torch.float64)
+        got = (learn.gpt_grads if isinstance(cfg, GPTConfig) else learn.lstm_grads)(m, x, y.flatten(), w)
+    for name, p in m.named_parameters():
+        assert (got[name] - p.grad).abs().max() <= 1e-4 * p.grad.abs().max(), name

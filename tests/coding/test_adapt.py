@@ -1,0 +1,93 @@
+"""Learning while coding: exact round trips (the decoder retrains identically), and it learns."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+import torch
+
+from lmzip.coding import codec
+from lmzip.coding import format as fmt
+from lmzip.coding.settings import AdaptConfig
+from tests.conftest import TEXT
+
+ADAPT = codec.Settings(adapt=AdaptConfig(1e-3, 8))
+
+
+def test_adapt_round_trips(byte_model, bpe_model):
+    for model in (byte_model, bpe_model):
+        for data, seg in ((TEXT, 300), (TEXT[:37], None), (TEXT * 2, 50)):
+            blob, head, _ = codec.encode(data, model, replace(ADAPT, segment=seg))
+            assert head.adapt or head.stored
+            assert codec.decode(*fmt.unpack(blob), model) == data
+
+
+def test_adapt_learns_and_leaves_the_shared_model_alone(gpt_model):
+    before = {k: v.clone() for k, v in gpt_model.predictor.state_dict().items()}
+    data = TEXT * 3
+    static = codec.encode(data, gpt_model, codec.Settings(segment=len(data)))[0]
+    adapted = codec.encode(data, gpt_model, codec.Settings(adapt=AdaptConfig(3e-3, 16), segment=len(data)))[0]
+    assert len(adapted) < len(static)
+    assert all(torch.equal(before[k], v) for k, v in gpt_model.predictor.state_dict().items())
+
+
+@pytest.mark.parametrize("arch", ["gpt", "lstm"])
+def test_decodes_in_a_separate_process(arch, tmp_path):
+    from lmzip.models.checkpoint import load_model
+    from tests.coding.test_golden import DATA
+
+    model = load_model(DATA / f"golden-{arch}")
+    blob, _, _ = codec.encode(TEXT, model, replace(ADAPT, segment=200, groups=2))
+    (tmp_path / "x.lmz").write_bytes(blob)
+    code = ("import sys; from lmzip.coding import codec, format as f; from lmzip.models.checkpoint import load_model; "
+            f"h, p = f.unpack(open({str(tmp_path / 'x.lmz')!r}, 'rb').read()); "
+            f"sys.stdout.buffer.write(codec.decode(h, p, load_model({str(DATA / ('golden-' + arch))!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
+    assert out == TEXT
+
+
+def test_learns_from_scratch_and_another_process_rebuilds_the_random_weights(tmp_path):
+    from lmzip.models import registry
+
+    model = registry.scratch("lstm-nano", 11)
+    assert registry.scratch("lstm-nano", 12).model_id != model.model_id  # the seed decides the weights
+    data = TEXT * 2
+    blob, head, _ = codec.encode(data, model, codec.Settings(adapt=AdaptConfig(3e-3, 16), segment=len(data)))
+    assert head.seed == 11 and head.model_name == "lstm-nano" and len(blob) < len(data) * 0.8  # it learned
+    (tmp_path / "x.lmz").write_bytes(blob)
+    code = ("import sys, lmzip; "
+            f"sys.stdout.buffer.write(lmzip.decompress(open({str(tmp_path / 'x.lmz')!r}, 'rb').read()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
+    assert out == data
+
+
+def test_a_file_whose_random_weights_differ_here_is_refused():
+    from lmzip.errors import ModelNotFound
+    from lmzip.models import registry
+
+    blob, head, _ = codec.encode(TEXT, registry.scratch("gpt-nano", 1), replace(ADAPT, segment=len(TEXT)))
+    head.model_id = bytes(16)
+    with pytest.raises(ModelNotFound, match="random weights of preset 'gpt-nano' with seed 1 differ"):
+        registry.find_by_id(head.model_id, head.model_name, seed=head.seed)
+
+
+def _pid(model) -> tuple[int, bytes]:
+    import os
+
+    return os.getpid(), model.model_id
+
+
+def test_random_weights_code_their_groups_in_worker_processes():
+    from lmzip.coding import parallel
+    from lmzip.models import registry
+
+    model = registry.scratch("lstm-nano", 5)  # no folder: the worker rebuilds it from preset and seed
+    (here, _), (there, rebuilt) = parallel.map_groups(_pid, model, [(), ()], 2)
+    assert here != there and rebuilt == model.model_id
+    blob, head, _ = codec.encode(TEXT * 2, model, replace(ADAPT, segment=100, groups=2))
+    assert head.groups == 2 and head.seed == 5
+    assert codec.decode(*fmt.unpack(blob), model, workers=1) == TEXT * 2  # a worker's group decodes here
+    assert codec.decode(*fmt.unpack(blob), model, workers=2) == TEXT * 2

@@ -1,0 +1,124 @@
+"""The exactness rule (lmzip/exact.py): encoder and decoder see the same integer counts, which sum
+to what the coder needs, and the coder pays exactly what those counts say."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from lmzip.arith import exact
+from lmzip.coding import codec
+from lmzip.coding import format as fmt
+from lmzip.coding.settings import Settings
+from tests.conftest import TEXT
+
+
+def record_rows(monkeypatch):
+    rows: list[np.ndarray] = []
+    real = codec.Encoder.code, codec.Decoder.code
+
+    def enc(self, symbols, counts):
+        rows.append(np.array(counts))
+        return real[0](self, symbols, counts)
+
+    def dec(self, symbols, counts):
+        rows.append(np.array(counts))
+        return real[1](self, symbols, counts)
+
+    monkeypatch.setattr(codec.Encoder, "code", enc)
+    monkeypatch.setattr(codec.Decoder, "code", dec)
+    return rows
+
+
+def test_encoder_and_decoder_counts_are_identical_integers(byte_model, monkeypatch):
+    rows = record_rows(monkeypatch)
+    blob, head, _ = codec.encode(TEXT[:300], byte_model, Settings(segment=40, mix=True))
+    enc_rows = list(rows)
+    rows.clear()
+    codec.decode(*fmt.unpack(blob), byte_model)
+    assert len(enc_rows) == len(rows) == 40
+    for a, b in zip(enc_rows, rows, strict=True):
+        assert a.tobytes() == b.tobytes()
+        assert np.all(a == np.round(a)) and a.min() >= 0
+        assert np.all(a.astype(np.int64).sum(axis=1) == exact.count_total(a.shape[1]))
+
+
+def test_thread_count_does_not_change_the_file_and_is_restored(gpt_model):
+    before = torch.get_num_threads()
+    one = codec.encode(TEXT[:200], gpt_model, Settings(threads=1))[0]
+    two, head, _ = codec.encode(TEXT[:200], gpt_model, Settings(threads=2))
+    assert one == two and head.arith == 1
+    assert torch.get_num_threads() == before
+    assert codec.decode(*fmt.unpack(two), gpt_model) == TEXT[:200]
+
+
+def test_coded_bits_are_what_the_coder_pays(gpt_model):
+    data = TEXT * 3
+    blob, head, bits = codec.encode(data, gpt_model, Settings())
+    payload = len(blob) - head.size
+    # the coder writes the integer counts' information content, plus its flush words
+    assert bits / 8 <= payload <= bits / 8 + 8 * head.groups + 8
+
+
+def test_counts_sum_exactly_and_favour_the_largest_logit():
+    logits = torch.tensor([[0.0, 64.0, -10000.0, 64.0], [5.0, 5.0, 5.0, 5.0]], dtype=torch.float64)
+    c = exact.counts_from_logits(logits)
+    assert c.sum(-1).tolist() == [exact.count_total(4)] * 2
+    assert c[0, 2] == 0 and c[0, 1] >= c[0, 3] and c[0, 1] > 2.7 * c[0, 0]  # one nat apart: e times
+    assert c[1].max() - c[1].min() <= 4
+
+
+def test_a_full_pass_gives_the_integers_of_single_steps(gpt_model):
+    """Exact arithmetic makes batch shape irrelevant: re-priming in one pass equals stepping."""
+    ep = gpt_model.exact_for("cpu")
+    toks = torch.tensor([[3, 70, 71, 72, 73, 74]])
+    st = ep.start(1)
+    with torch.inference_mode():
+        for t in toks[0]:
+            last, st = ep.step(t[None], st)
+        st2 = ep.start(1)
+        ep._forward(toks, st2, 0)
+    for i in range(len(st.k)):
+        assert torch.equal(st.k[i][:, :, :6], st2.k[i][:, :, :6]) and torch.equal(st.v[i][:, :, :6], st2.v[i][:, :, :6])
+
+
+def test_tables_are_exact_integers_from_decimal():
+    assert exact.exp_table(16)[0] == 1 << 16 and exact.exp_table(16)[-1] == 0
+    assert exact.exp_table(16)[64] == round(65536 / 2.718281828459045)
+    for name in ("sigmoid", "tanh", "gelu"):
+        t = exact.function_table(name)
+        assert t.dtype == torch.float64 and torch.equal(t, torch.round(t))
+    x = torch.tensor([-3.0, 0.0, 0.5, 3.0], dtype=torch.float64) * 65536
+    assert torch.allclose(exact.apply_table("sigmoid", x) / 65536, torch.sigmoid(x / 65536), atol=1e-4)
+    assert torch.allclose(exact.apply_table("gelu", x) / 65536, torch.nn.functional.gelu(x / 65536), atol=1e-4)
+
+
+def test_products_past_one_chunk_stay_exact():
+    """int_matmul splits K so float32 never rounds: the worst case (every term at its limit) is exact."""
+    K = 3 * exact.CHUNK + 17
+    q = torch.full((2, K), float(exact.ACT))
+    w = torch.full((3, K), float(exact.WQ))
+    assert torch.equal(exact.int_matmul(q, w), torch.full((2, 3), float(exact.ACT * exact.WQ * K), dtype=torch.float64))
+
+
+def test_the_encoders_passes_give_the_counts_of_single_steps(gpt_model):
+    """ExactGPT.steps (the encoder's many positions at once) equals step after step, across re-primes."""
+    ep = gpt_model.exact_for("cpu")
+    feed = torch.tensor([list(TEXT[:40]), list(TEXT[40:80])])
+    feed[:, 0] = ep.bos
+    with torch.inference_mode():
+        st = ep.start(2)
+        one = torch.stack([ep.step(feed[:, t], st)[0] for t in range(40)], dim=1)
+        st2 = ep.start(2)
+        many = torch.cat([ep.steps(feed[:, a : a + 7], st2)[0] for a in range(0, 40, 7)], dim=1)
+    assert ep.cfg.context == 16 and torch.equal(one.double(), many.double())
+
+
+def test_learning_while_coding_does_not_depend_on_the_thread_count(gpt_model):
+    from dataclasses import replace
+
+    settings = Settings.make(adapt=True, adapt_block=4, segment=100)
+    one, head, _ = codec.encode(TEXT[:300], gpt_model, settings)
+    two = codec.encode(TEXT[:300], gpt_model, replace(settings, threads=2))[0]
+    assert one == two and head.arith == 2
+    assert codec.decode(*fmt.unpack(two), gpt_model) == TEXT[:300]

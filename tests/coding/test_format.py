@@ -1,0 +1,151 @@
+"""The .lmz container: exact header bytes, and a clear error for every kind of bad input."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import pytest
+
+from lmzip.coding import codec
+from lmzip.coding import format as fmt
+from lmzip.coding.settings import Settings
+from lmzip.errors import FormatError, IntegrityError
+from tests.conftest import TEXT
+
+GOLDEN_HEADER = bytes.fromhex(
+    "894c4d5a080001000000000200" "0a00000000000000" "0c00000000000000" "78563412" + "11" * 16
+    + "0800000000000000" "02000000" "04" "646f6d6f"
+)
+
+
+def sample_header() -> fmt.Header:
+    return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=8, segment_length=2,
+                      payload_length=12, groups=3)
+
+
+def test_golden_header_bytes():
+    packed = sample_header().pack()
+    assert packed[:-4] == GOLDEN_HEADER
+    assert packed[-4:] == struct.pack("<I", zlib.crc32(GOLDEN_HEADER))
+    assert sample_header().size == len(packed) == 66 + 4
+
+
+def test_header_round_trip():
+    h = sample_header()
+    back, payload = fmt.unpack(h.pack() + b"x" * 12)
+    assert back == h and payload == b"x" * 12
+
+
+@pytest.fixture(scope="module")
+def blob(gpt_model):
+    out, head, _ = codec.encode(TEXT, gpt_model, Settings())
+    assert not head.stored
+    return out
+
+
+def decode(blob: bytes, model):
+    head, payload = fmt.unpack(blob)
+    return codec.decode(head, payload, model)
+
+
+@pytest.mark.parametrize(
+    "mangle, message",
+    [
+        (lambda b: b"", "bad magic"),
+        (lambda b: b"hello world, not lmzip", "bad magic"),
+        (lambda b: b[:3], "bad magic"),
+        (lambda b: b[:10], "truncated header"),
+        (lambda b: b[:66], "truncated header"),
+        (lambda b: b[:-5], "truncated file"),
+        (lambda b: b + b"\0", "trailing garbage"),
+        (lambda b: b[:4] + b"\x09" + b[5:], "unsupported format version 9"),
+        (lambda b: b[:4] + b"\x07" + b[5:], "pre-release lmzip, format 7"),
+        (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], "corrupt header"),
+        (lambda b: b[:62] + bytes([b[62] ^ 0x40]) + b[63:], "corrupt header"),
+    ],
+)
+def test_bad_containers(blob, mangle, message):
+    with pytest.raises(FormatError, match=message):
+        fmt.unpack(mangle(blob))
+
+
+def _recrc(blob: bytes, edit) -> bytes:
+    """``blob`` with its header bytes edited and the header CRC recomputed (a crafted file)."""
+    size = fmt.unpack(blob)[0].size
+    body = bytearray(blob[:size])
+    edit(body)
+    return bytes(body[:-4]) + struct.pack("<I", zlib.crc32(bytes(body[:-4]))) + blob[size:]
+
+
+@pytest.mark.parametrize("flag", [0x80, 0x40, 0x20])
+def test_reserved_flags_rejected(blob, flag):
+    body = bytearray(blob[: fmt.unpack(blob)[0].size])
+    body[5] |= flag
+    fixed = bytes(body[:-4]) + struct.pack("<I", zlib.crc32(bytes(body[:-4])))
+    with pytest.raises(FormatError, match="unsupported header flags"):
+        fmt.unpack(fixed + blob[len(body):])
+
+
+@pytest.mark.parametrize("where", [0, 1, -1, -9])
+def test_payload_bit_flip_is_an_integrity_error(blob, gpt_model, where):
+    h = fmt.unpack(blob)[0]
+    pos = h.size + where if where >= 0 else len(blob) + where
+    bad = blob[:pos] + bytes([blob[pos] ^ 0x10]) + blob[pos + 1 :]
+    with pytest.raises(IntegrityError, match="corrupt data"):
+        decode(bad, gpt_model)
+
+
+def test_stored_payload_corruption_detected():
+    h = fmt.Header(3, fmt.crc32(b"abc"), stored=True, payload_length=3)
+    assert fmt.verify(h, b"abc") == b"abc"
+    with pytest.raises(IntegrityError):
+        decode(h.pack() + b"abd", None)
+
+
+def test_group_streams_round_trip_and_reject_bad_tables():
+    streams = [b"abcd", b"", b"12345678"]
+    assert fmt.split_streams(fmt.join_streams(streams), 3) == streams
+    assert fmt.join_streams([b"xy"]) == b"xy"
+    with pytest.raises(FormatError, match="group"):
+        fmt.split_streams(fmt.join_streams(streams)[:-1], 3)
+    with pytest.raises(FormatError, match="group table"):
+        fmt.split_streams(b"\0", 2)
+
+
+def test_adapt_fields_round_trip():
+    h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, arith=2,
+                   adapt_optimizer="adam", adapt_lr=0.25, adapt_block=32, payload_length=0)
+    back, _ = fmt.unpack(h.pack())
+    assert back == h and back.size == h.size == 62 + 1 + 7 + 4
+
+
+def test_a_machine_bound_file_of_0_2_0_is_refused_with_one_line():
+    h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, arith=2,
+                   adapt_optimizer="adam", adapt_lr=0.25, adapt_block=32, payload_length=0)
+    blob = bytearray(h.pack())
+    blob[6:11] = bytes([0, 0, 0, 1, 2])  # arithmetic 0 on cpu, float32, 1 thread, avx2: as 0.2.0 wrote it
+    blob[-4:] = struct.pack("<I", zlib.crc32(bytes(blob[:-4])))
+    with pytest.raises(FormatError, match="machine-bound --adapt file of lmzip 0.2.0.*the machine that wrote it"):
+        fmt.unpack(bytes(blob))
+
+
+def test_seed_field_round_trips():
+    h = fmt.Header(5, 1, model_name="gpt-nano", n_tokens=4, segment_length=4, arith=2, adapt_optimizer="adam",
+                   adapt_lr=0.25, adapt_block=32, seed=2**63 - 5, payload_length=0)
+    back, _ = fmt.unpack(h.pack())
+    assert back == h and back.size == h.size == 62 + 8 + 7 + 8 + 4
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda b: b.__setitem__(6, 3), "unsupported arithmetic version 3"),
+    (lambda b: b.__setitem__(6, 2), "arithmetic does not match the adapt flag"),
+    (lambda b: b.__setitem__(9, 4), "reserved bytes 7-10 are not 0"),
+    (lambda b: b.__setitem__(6, 0), "machine-bound --adapt file of lmzip 0.2.0"),
+    (lambda b: b[49:57].__setitem__(slice(None), bytes(8)) or b.__setitem__(slice(49, 57), bytes(8)), "no tokens"),
+    (lambda b: b.__setitem__(slice(49, 57), (2**40).to_bytes(8, "little")), "more tokens than original bytes"),
+    (lambda b: b.__setitem__(slice(57, 61), bytes(4)), "zero segment length"),
+])
+def test_crafted_headers_are_refused(blob, edit, message):
+    with pytest.raises(FormatError, match=message):
+        fmt.unpack(_recrc(blob, edit))

@@ -1,0 +1,165 @@
+"""Format 8's promise, tested on one machine: the same counts, the same file and the same bytes back
+under every CPU kernel family, oneDNN and MKL instruction set and thread count this machine can
+emulate. A child process codes under each setting; the counts the coder saw must match a committed
+digest, so a divergence fails even where a round trip would pass by luck.
+
+    python -m tests.coding.test_portability   # rewrite tests/data/counts-digests.json (when the arithmetic changes)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent.parent / "data"
+DIGESTS = DATA / "counts-digests.json"
+ROOT = Path(__file__).resolve().parents[2]
+
+# every setting of the matrix: environment for the child, and its intra-op threads. Each child lowers
+# (or raises) the instruction set of all three kernel libraries at once, torch's own, oneDNN's and
+# MKL's, so five children cover what eleven did; a divergence names its setting, and rerunning that
+# setting's variables one at a time says which library caused it.
+SETTINGS = {
+    "reference": ({}, 1),
+    "lowest-isa": ({"ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41",
+                    "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"}, 1),
+    "avx2": ({"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}, 1),
+    "avx512-amx": ({"ATEN_CPU_CAPABILITY": "avx512", "ONEDNN_MAX_CPU_ISA": "AVX512_CORE_AMX"}, 1),
+    "threads-2": ({}, 2),
+    "threads-4": ({}, 4),
+}
+
+# Run under each setting: code every case, hash every count row the coder saw, decode the reference
+# files and every committed golden file.
+CHILD = "import sys; from tests.coding.test_portability import run_cases; run_cases(*sys.argv[1:])"
+
+
+def run_cases(threads: str = "1", ref_dir: str | None = None) -> None:
+    """Code every case under this process's setting and print what it saw as one JSON line."""
+    import hashlib
+
+    from lmzip.coding import codec
+    from lmzip.coding import format as fmt
+    from lmzip.coding.coder import Encoder
+    from tests.coding.test_golden import ORIGINAL
+    from tests.make_golden import golden_model
+
+    real, out = Encoder.code, {}
+    for key, (data, model, settings) in cases(int(threads)).items():
+        h = hashlib.sha256()
+
+        def spy(self, symbols, counts, h=h):
+            h.update(counts.astype("<f4").tobytes())
+            return real(self, symbols, counts)
+
+        Encoder.code = spy
+        try:
+            blob = codec.encode(data, model, settings, workers=1)[0]
+        finally:
+            Encoder.code = real
+        row = {"counts": h.hexdigest(), "file": hashlib.sha256(blob).hexdigest()}
+        if ref_dir is not None:
+            ref = (Path(ref_dir) / (key + ".lmz")).read_bytes()
+            row["decoded"] = codec.decode(*fmt.unpack(ref), model, workers=1) == data
+        out[key] = row
+    golden = {}
+    for p in sorted(DATA.glob("golden-*-v*.lmz")):
+        want = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in p.name else ORIGINAL
+        want = ORIGINAL * 2 if "-mix-" in p.name else want
+        h, payload = fmt.unpack(p.read_bytes())
+        arch = p.name.split("-")[1]
+        model = golden_model(arch, p.name[len("golden-" + arch) : p.name.rindex("-v")])
+        golden[p.name] = codec.decode(h, payload, model, workers=1) == want
+    print(json.dumps({"cases": out, "golden": golden}))
+
+
+def cases(threads: int = 1) -> dict:
+    """name -> (input, model, settings): the tiny golden models in every mode, the shipped pair mixed
+    (their real widths reach the chunked products and grouped-query heads; 290 tokens re-prime the window)."""
+    from lmzip.coding.settings import Settings
+    from lmzip.models import registry
+    from lmzip.models.checkpoint import load_model
+
+    text = (DATA / "golden.txt").read_bytes()
+    alice = (ROOT / "corpora" / "canterbury" / "alice29.txt").read_bytes()[:900]
+    out = {}
+    for arch in ("gpt", "lstm"):
+        model = load_model(DATA / f"golden-{arch}")
+        out[f"{arch}-static"] = (text, model, Settings(segment=128, threads=threads))
+        out[f"{arch}-mix"] = (text * 2, model, Settings(mix=True, segment=250, threads=threads))
+        out[f"{arch}-groups"] = (text, model, Settings(segment=100, groups=3, threads=threads))
+        out[f"{arch}-adapt"] = (text, model, Settings.make(adapt=True, adapt_block=8, segment=150, threads=threads))
+        out[f"{arch}-scratch"] = (text, registry.scratch(f"{arch}-nano", 3),
+                                  Settings.make(adapt=True, mix=True, seed=3, segment=300, threads=threads))
+    for name in ("gpt-wide", "lstm-wide"):
+        out[f"{name}-mix"] = (alice, registry.load(name), Settings(mix=True, segment=300, threads=threads))
+        out[f"{name}-adapt"] = (alice[:400], registry.load(name), Settings.make(adapt=True, adapt_block=16,
+                                                                              threads=threads))
+    return out
+
+
+def run_child(name: str, ref_dir: Path | None) -> dict:
+    env_extra, threads = SETTINGS[name]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), **env_extra}
+    args = [sys.executable, "-c", CHILD, str(threads)] + ([str(ref_dir)] if ref_dir else [])
+    r = subprocess.run(args, capture_output=True, text=True, env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory) -> tuple[dict, dict]:
+    """Files written under the reference setting in this process, then every setting's child, one at a
+    time: two children at once ran no faster on two cores, and a 4-thread child beside another crawled."""
+    from lmzip.coding import codec
+
+    d = tmp_path_factory.mktemp("ref")
+    for key, (data, model, settings) in cases().items():
+        (d / (key + ".lmz")).write_bytes(codec.encode(data, model, settings, workers=1)[0])
+    results = {n: run_child(n, d) for n in SETTINGS if runnable(n)}
+    return results, json.loads(DIGESTS.read_text())
+
+
+def runnable(name: str) -> bool:
+    """Whether this machine can run a setting: torch obeys a forced ISA it lacks, and dies of SIGILL."""
+    import torch
+
+    return name != "avx512-amx" or "AVX512" in torch.backends.cpu.get_cpu_capability()
+
+
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_every_setting_gives_the_committed_counts_the_same_file_and_the_bytes_back(matrix, name):
+    results, committed = matrix
+    if not runnable(name):
+        pytest.skip(f"this CPU cannot run {name}")
+    got, golden = results[name]["cases"], results[name]["golden"]
+    assert golden and all(golden.values()), f"golden files that fail under {name}: {golden}"
+    assert set(got) == set(committed)
+    for key, row in got.items():
+        assert row["counts"] == committed[key]["counts"], f"{key}: the counts differ under {name}"
+        assert row["file"] == committed[key]["file"], f"{key}: a different file under {name}"
+        assert row["decoded"], f"{key}: the reference file does not decode under {name}"
+
+
+@pytest.mark.skipif("not __import__('torch').cuda.is_available()", reason="no GPU here")
+def test_a_gpu_gives_the_same_file():
+    from dataclasses import replace
+
+    from lmzip.coding import codec
+    from lmzip.coding import format as fmt
+
+    for key, (data, model, settings) in cases().items():
+        cpu = codec.encode(data, model, settings, workers=1)[0]
+        gpu = codec.encode(data, model, replace(settings, device="cuda"), workers=1)[0]
+        assert gpu == cpu, key
+        assert codec.decode(*fmt.unpack(cpu), model, workers=1, device="cuda") == data
+
+
+if __name__ == "__main__":
+    DIGESTS.write_text(json.dumps(run_child("reference", None)["cases"], indent=1, sort_keys=True) + "\n")
+    print(DIGESTS.read_text())

@@ -1,0 +1,98 @@
+"""The wings and their one-way arrows (ARCHITECTURE.md), checked on the source itself."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "lmzip"
+WINGS = ["cli", "bench", "explain", "coding", "models", "arith"]
+# who may import whom: a part imports only parts of a higher rank (and itself); siblings never
+RANK = {"__main__": -1, "cli": 0, "bench": 1, "explain": 1, "__init__": 1.5, "api": 2, "files": 2,
+        "coding": 3, "models": 4, "arith": 5, "errors": 6}
+
+
+def part_of(path: Path) -> str:
+    rel = path.relative_to(PKG)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def sources() -> list[Path]:
+    return sorted(PKG.rglob("*.py"))
+
+
+def imported_parts(path: Path) -> set[str]:
+    """Every part of lmzip this file imports, at the top or inside a function."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] if node.module != "lmzip" else [f"lmzip.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            bits = name.split(".")
+            if bits[0] == "lmzip":
+                out.add(bits[1] if len(bits) > 1 and bits[1] in RANK else "__init__")
+    return out
+
+
+def test_no_relative_imports_so_the_arrows_can_be_read():
+    rel = [str(p) for p in sources() for n in ast.walk(ast.parse(p.read_text()))
+           if isinstance(n, ast.ImportFrom) and n.level > 0]
+    assert not rel
+
+
+@pytest.mark.parametrize("path", sources(), ids=lambda p: str(p.relative_to(PKG)))
+def test_imports_run_one_way(path):
+    here = part_of(path)
+    assert here in RANK, f"{path}: a part ARCHITECTURE.md does not know"
+    upward = [p for p in imported_parts(path) if p != here and RANK[p] <= RANK[here]]
+    assert not upward, f"{path.relative_to(PKG)} ({here}) imports {upward}, against the arrows"
+
+
+def test_only_the_command_line_imports_click_or_prints():
+    offenders = []
+    for p in sources():
+        if part_of(p) in ("cli", "__main__"):
+            continue
+        for n in ast.walk(ast.parse(p.read_text())):
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""]
+                offenders += [f"{p.name} imports click" for m in mods if m.split(".")[0] == "click"]
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print":
+                offenders.append(f"{p.name}:{n.lineno} prints")
+    assert not offenders
+
+
+def test_the_layout_is_wings_with_a_thin_top():
+    top = [p.name for p in PKG.glob("*.py")]
+    assert len(top) <= 7, top
+    lines = {p: len(p.read_text().splitlines()) for p in sources()}
+    in_wings = sum(n for p, n in lines.items() if part_of(p) in WINGS)
+    assert in_wings >= 0.8 * sum(lines.values())
+    for wing in WINGS:
+        init = PKG / wing / "__init__.py"
+        assert ast.get_docstring(ast.parse(init.read_text())), f"{wing}/__init__.py says nothing"
+
+
+@pytest.mark.parametrize("wing", [w for w in WINGS if w != "cli"])
+def test_every_export_of_a_wing_resolves(wing):
+    mod = importlib.import_module(f"lmzip.{wing}")
+    for name in mod._EXPORTS:
+        assert getattr(mod, name) is not None
+    with pytest.raises(AttributeError):
+        mod.no_such_name  # noqa: B018
+
+
+def test_the_container_and_the_coder_load_without_torch():
+    code = ("import sys, lmzip.coding.format, lmzip.coding.coder, lmzip.cli.views; "
+            "print('torch' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "False"
