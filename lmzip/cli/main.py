@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -52,7 +53,7 @@ def io_options(f):
 @click.option("--segment", type=int, help="Segment length in tokens (default: chosen from the input size).")
 @click.option("--mix", is_flag=True, help="Mix the model with an online match model (repeats cost less).")
 @click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block "
-              "(float32: such a file decodes only on a machine like the writer's).")
+              "(in deterministic float64: the file decodes on any machine; several times slower).")
 @click.option("--adapt-lr", type=float, help="Adam learning rate for --adapt (default 3e-4; 3e-3 with --seed).")
 @click.option("--adapt-block", type=int, help="Coded steps between optimizer steps (default 32; 8 with --seed).")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1),
@@ -100,6 +101,10 @@ def decompress(inputs, to_stdout, output, force, keep, remove, suffix, model, de
 def _each(inputs, run, mode, to_stdout, output, force, remove, suffix, quiet, verbose) -> None:
     """Apply ``run`` to every input with the file conventions; exit with the worst status."""
     names = list(inputs) or ["-"]
+    try:
+        files.check_suffix(suffix)
+    except LmzipError as e:
+        _exit_error(str(e))
     if output is not None and len(names) > 1:
         _exit_error("-o takes one input only")
     if output is not None and to_stdout:
@@ -133,7 +138,7 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbo
         raise LmzipError("refusing to write compressed data to a terminal (use -f to force)")
     if dst is not None and dst.exists() and not force:
         raise LmzipError(f"{dst}: already exists; use -f to overwrite")
-    data = sys.stdin.buffer.read() if stdin else files.read_input(src)
+    data = sys.stdin.buffer.read() if stdin else files.read_input(src, force)
     t0 = time.perf_counter()
     try:
         result, note = run(data)
@@ -142,8 +147,7 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbo
     except LmzipError as e:
         raise LmzipError(f"{name}: {e}") from e
     if dst is None:
-        sys.stdout.buffer.write(result)
-        sys.stdout.buffer.flush()
+        _write_stdout(result)
     else:
         files.write_atomic(dst, result, force, like=src)
     if remove and src is not None and dst is not None:
@@ -165,6 +169,26 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbo
                                              + (f", adapt lr {h.adapt_lr:g} block {h.adapt_block}" if h.adapt else "")
                                              + (f", random weights seed {h.seed}" if h.seed is not None else ""))
         ui.err.print(f"  {layout}; {orig / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s)", markup=False)
+
+
+def _write_stdout(data: bytes) -> None:
+    """Write to standard output; a full disk or a closed pipe is one line, not a traceback."""
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:  # the reader is gone (`| head`): end quietly, as gzip does
+        _silence_stdout()
+        sys.exit(ui.ERROR)
+    except OSError as e:
+        _silence_stdout()
+        raise LmzipError(f"standard output: {e.strerror or e}") from e
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's last flush cannot fail a second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _exit_error(message: str) -> None:

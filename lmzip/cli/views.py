@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from lmzip import files
 from lmzip.cli import ui
 from lmzip.coding import format as fmt
 from lmzip.errors import LmzipError
@@ -31,9 +32,9 @@ def list_headers(inputs, as_json: bool) -> int:
     rows, status = [], ui.OK
     for name in inputs:
         try:
-            blob = Path(name).read_bytes()
-        except OSError as e:
-            ui.error(f"{name}: {e.strerror or e}")
+            blob = files.read_input(Path(name))
+        except LmzipError as e:
+            ui.error(str(e))
             status = ui.ERROR
             continue
         try:

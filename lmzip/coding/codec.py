@@ -24,10 +24,10 @@ import torch
 
 from lmzip.coding import mix, parallel, transform
 from lmzip.coding.coder import Decoder, Encoder, coded_bits
-from lmzip.coding.format import Header, crc32, join_streams, split_streams, verify
+from lmzip.coding.format import Header, crc32, decode_memory, join_streams, split_streams, verify
 from lmzip.coding.learn import Learner
 from lmzip.coding.settings import AdaptConfig, Settings
-from lmzip.errors import FormatError, IntegrityError
+from lmzip.errors import FormatError, IntegrityError, LmzipError
 from lmzip.models.checkpoint import LoadedModel
 
 Progress = Callable[[int, int], None]  # called with (tokens coded so far, tokens in all)
@@ -246,6 +246,9 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
         return verify(head, payload)
     if model is None:
         raise ValueError("a coded file needs its model")
+    need, have = decode_memory(head), parallel.available_memory()
+    if have is not None and need > have:
+        raise LmzipError(f"needs {need / 2**30:.1f} GiB of memory to decode, {have / 2**30:.1f} GiB available")
     workers = workers or parallel.default_workers()
     settings = with_threads(settings_of(head, device), min(workers, head.groups))
     layout = Layout.of(head.n_tokens, head.segment_length, head.groups)

@@ -40,6 +40,12 @@ class Encoder:
         return self._enc.get_compressed().astype("<u4").tobytes()
 
 
+# Once the decoder has read its last word, a genuine stream has at most the coder's 64-bit state of
+# information left to give (measured: at most 45 bits over 300 random streams). Twice that, and the
+# words have run out before the tokens the header promised: the work stays bounded by the payload.
+BITS_AFTER_THE_WORDS = 128
+
+
 class Decoder:
     """The mirror image of Encoder: same rows in, the symbols out."""
 
@@ -47,13 +53,20 @@ class Decoder:
         if len(payload) % 4:
             raise ValueError("payload is not a whole number of 32-bit words")
         self._dec = RangeDecoder(np.frombuffer(payload, dtype="<u4").astype(np.uint32))
+        self._after = 0.0  # bits decoded since the last word was read
 
     def code(self, symbols: np.ndarray | None, counts: np.ndarray) -> np.ndarray:
         """Decode one symbol per row of ``counts`` (``symbols`` is ignored: the decoder learns them)."""
+        rows, ran_out = as_rows(counts), self._dec.maybe_exhausted()
         try:
-            return np.asarray(self._dec.decode(FAMILY, as_rows(counts)), dtype=np.int64)
+            out = np.asarray(self._dec.decode(FAMILY, rows), dtype=np.int64)
         except (AssertionError, ValueError, KeyError, RuntimeError) as e:  # constriction asserts on bad data
             raise ValueError(str(e) or "invalid compressed data") from e
+        if ran_out:
+            self._after += float(coded_bits(out, rows).sum())
+            if self._after > BITS_AFTER_THE_WORDS:
+                raise ValueError("the coded words ran out before the last token")
+        return out
 
 
 PRECISION = 24

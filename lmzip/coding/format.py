@@ -195,6 +195,14 @@ def _check_layout(h: Header) -> None:
         raise FormatError("corrupt header (more groups than segments)")
 
 
+def decode_memory(h: Header) -> int:
+    """Bytes the decoder will hold besides the model: the token grid (int64), its copy per segment,
+    and the output three times over (detokenized, CRLF restored, checked)."""
+    if h.stored:
+        return 0
+    return 16 * h.n_segments * h.segment_length + 3 * h.original_length
+
+
 def crc32(data: bytes) -> int:
     """The checksum recorded for the original bytes."""
     return zlib.crc32(data) & 0xFFFFFFFF

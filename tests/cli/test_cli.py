@@ -226,3 +226,40 @@ def test_a_missing_device_is_one_clear_line(run, work):
     run("compress", "-m", "tiny-gpt", "a.txt")
     r = run("decompress", "--device", "cuda", "-c", "a.txt.lmz")
     assert r.exit_code == 1 and "not available here" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_an_empty_or_path_suffix_is_refused_before_any_work(run, work):
+    for suffix in ("", "a/b", ".."):
+        r = run("decompress", "-f", "-S", suffix, "a.txt")
+        assert r.exit_code == 1 and "invalid suffix" in r.stderr and "Traceback" not in r.output
+
+
+def test_a_fifo_is_refused_without_force(run, work):
+    import os
+
+    os.mkfifo(work / "pipe.lmz")
+    os.mkfifo(work / "data")
+    for cmd in (["decompress", "pipe.lmz"], ["compress", "data"], ["list", "pipe.lmz"], ["test", "pipe.lmz"]):
+        r = run(*cmd)  # reading a FIFO nobody writes to would block forever
+        assert r.exit_code != 0 and "not a regular file" in r.stderr, cmd
+    assert sorted(p.name for p in work.iterdir()) == ["a.txt", "data", "pipe.lmz"]
+
+
+def _stored_lmz(path, size: int) -> None:
+    """A stored .lmz of ``size`` random bytes (decodes at once, without a model)."""
+    import os
+
+    data = os.urandom(size)
+    path.write_bytes(fmt.Header(size, fmt.crc32(data), stored=True, payload_length=size).pack() + data)
+
+
+def test_a_full_disk_on_stdout_is_one_line(work):
+    import subprocess
+    import sys
+
+    _stored_lmz(work / "a.lmz", 100_000)
+    with open("/dev/full", "wb") as full:
+        r = subprocess.run([sys.executable, "-m", "lmzip", "decompress", "-c", "a.lmz"], stdout=full,
+                           stderr=subprocess.PIPE, text=True, cwd=work)
+    assert r.returncode == 1 and r.stderr.strip().splitlines() == [
+        "lmzip: standard output: No space left on device"]

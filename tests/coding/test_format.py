@@ -149,3 +149,58 @@ def test_seed_field_round_trips():
 def test_crafted_headers_are_refused(blob, edit, message):
     with pytest.raises(FormatError, match=message):
         fmt.unpack(_recrc(blob, edit))
+
+
+def _claim(blob: bytes, n_tokens: int, original: int | None = None, segment: int | None = None) -> bytes:
+    """A crafted file: the header promises more than the payload holds (CRC recomputed)."""
+    def edit(b):
+        b[49:57] = n_tokens.to_bytes(8, "little")
+        if original is not None:
+            b[13:21] = original.to_bytes(8, "little")
+        if segment is not None:
+            b[57:61] = segment.to_bytes(4, "little")
+    return _recrc(blob, edit)
+
+
+def test_a_header_promising_far_more_tokens_than_the_payload_fails_fast(blob, gpt_model):
+    import time
+
+    crafted = _claim(blob, 10**6, original=10**6, segment=10**6)  # one segment of a million tokens
+    t0 = time.perf_counter()
+    with pytest.raises(IntegrityError, match="the coded words ran out|the range decoder failed"):
+        decode(crafted, gpt_model)
+    assert time.perf_counter() - t0 < 60  # a million steps would take minutes
+
+
+def test_the_decoder_stops_once_its_words_are_spent():
+    import numpy as np
+
+    from lmzip.coding.coder import Decoder, Encoder
+
+    rows = np.full((1, 4), (2**24 - 4) // 4, dtype=np.float32)  # 2 bits a symbol
+    enc = Encoder()
+    for s in [1, 2, 3, 0, 1]:
+        enc.code(np.array([s]), rows)
+    dec = Decoder(enc.finish())
+    got = [int(dec.code(None, rows)[0]) for _ in range(5)]
+    assert got == [1, 2, 3, 0, 1]
+    with pytest.raises(ValueError, match="the coded words ran out"):
+        for _ in range(10_000):  # a crafted header asks for more tokens than were coded
+            dec.code(None, rows)
+
+
+def test_a_header_that_needs_more_memory_than_the_machine_has_says_so(blob, gpt_model):
+    from lmzip.errors import LmzipError
+
+    crafted = _claim(blob, 2**40, original=2**41)
+    with pytest.raises(LmzipError, match=r"needs \d+\.\d GiB of memory to decode, \d+\.\d GiB available"):
+        decode(crafted, gpt_model)
+
+
+def test_the_memory_estimate_grows_with_the_claim():
+    h = sample_header()
+    small = fmt.decode_memory(h)
+    h.n_tokens, h.original_length = 8 * 10**9, 9 * 10**9
+    assert fmt.decode_memory(h) > 100 * 2**30 > small > 0
+    h.stored = True
+    assert fmt.decode_memory(h) == 0

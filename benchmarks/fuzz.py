@@ -1,0 +1,165 @@
+"""Fuzz the decoder with mutants of the golden files of every mode; count each outcome.
+
+    .venv/bin/python benchmarks/fuzz.py --mutants 100000 --out benchmarks/results/fuzz.json
+
+Each mutant is a golden file with bits flipped, cut short, bytes overwritten, or one header field set
+to a hostile value with the header CRC recomputed (a crafted file). Mutant i is a pure function of
+(--seed, i), so any mutant can be rebuilt. Outcomes: clean (one LmzipError: what the CLI prints as
+one line), harmless (the mutation changed nothing that matters: the original bytes came back),
+traceback (any other exception), hang (over 10x the file's normal decode time, plus 2 s), over 2 GB
+(peak RSS), silent (other bytes returned without an error: the worst). Every non-clean mutant is
+listed in the result with its index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import signal
+import struct
+import sys
+import time
+import zlib
+from collections import Counter
+from multiprocessing import get_context
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+LIMIT_MIB = 2048
+KINDS = ["flip", "flip-header", "truncate", "overwrite", "craft"]
+# (offset, struct format) of the fixed header fields a crafted file may set
+FIELDS = {"flags": (5, "<B"), "arith": (6, "<B"), "groups": (11, "<H"), "original": (13, "<Q"),
+          "payload": (21, "<Q"), "tokens": (49, "<Q"), "segment": (57, "<I"), "name_length": (61, "<B")}
+HOSTILE = [0, 1, 2, 3, 255, 2**16 - 1, 2**24, 10**6, 2**31 - 1, 2**32 - 1, 2**40, 2**63 - 1, 2**64 - 1]
+
+
+class Hang(Exception):
+    """The decoder ran past its time cap."""
+
+
+def mutate(blob: bytes, header_size: int, seed: int, i: int) -> tuple[str, bytes]:
+    """Mutant ``i`` of ``blob``: its kind and its bytes."""
+    import numpy as np
+
+    rng = np.random.default_rng([seed, i])
+    kind = KINDS[i % len(KINDS)]
+    b = bytearray(blob)
+    if kind == "flip":
+        for _ in range(int(rng.integers(1, 4))):
+            pos = int(rng.integers(len(b)))
+            b[pos] ^= 1 << int(rng.integers(8))
+    elif kind == "flip-header":
+        pos = int(rng.integers(header_size))
+        b[pos] ^= 1 << int(rng.integers(8))
+    elif kind == "truncate":
+        b = b[: int(rng.integers(len(b)))]
+    elif kind == "overwrite":
+        pos, n = int(rng.integers(len(b))), int(rng.integers(1, 17))
+        b[pos : pos + n] = rng.integers(0, 256, size=len(b[pos : pos + n]), dtype=np.uint8).tobytes()
+    else:  # craft: one field hostile, the header CRC made right again
+        name = list(FIELDS)[int(rng.integers(len(FIELDS)))]
+        off, f = FIELDS[name]
+        bits = 8 * struct.calcsize(f)
+        value = HOSTILE[int(rng.integers(len(HOSTILE)))] % (1 << bits)
+        if rng.random() < 0.5:  # or a near neighbour of the true value
+            value = (struct.unpack_from(f, b, off)[0] + int(rng.integers(-3, 4))) % (1 << bits)
+        struct.pack_into(f, b, off, value)
+        end = header_size - 4
+        b[end : end + 4] = struct.pack("<I", zlib.crc32(bytes(b[:end])))
+    return kind, bytes(b)
+
+
+def _alarm(signum, frame):
+    raise Hang()
+
+
+_FILES: dict = {}
+
+
+def _init(names: list[str]) -> None:
+    sys.path.insert(0, str(ROOT))
+    from lmzip.coding import format as fmt
+    from tests.make_golden import golden_model
+
+    signal.signal(signal.SIGALRM, _alarm)
+    for name in names:
+        blob = (DATA / name).read_bytes()
+        head = fmt.unpack(blob)[0]
+        arch = name.split("-")[1]
+        model = golden_model(arch, name[len("golden-" + arch) : name.rindex("-v")])
+        import lmzip
+
+        t0 = time.perf_counter()
+        original = lmzip.decompress(blob, model=model, jobs=1)
+        _FILES[name] = (blob, head.size, model, original, time.perf_counter() - t0)
+
+
+def run_one(job: tuple[str, int, int]) -> tuple[str, str, str, int, str]:
+    """Decode one mutant; returns (file, kind, outcome, index, detail)."""
+    import lmzip
+    from lmzip.errors import LmzipError
+
+    name, seed, i = job
+    blob, header_size, model, original, secs = _FILES[name]
+    kind, m = mutate(blob, header_size, seed, i)
+    cap = 10 * secs + 2
+    signal.setitimer(signal.ITIMER_REAL, cap)
+    detail = ""
+    try:
+        out = lmzip.decompress(m, model=model, jobs=1)
+        outcome = "harmless" if out == original else "silent"
+    except Hang:
+        outcome = "hang"
+    except LmzipError:
+        outcome = "clean"
+    except MemoryError:
+        outcome = "over 2 GB"
+    except Exception as e:  # noqa: BLE001 - counting what escapes is the point
+        outcome, detail = "traceback", f"{type(e).__name__}: {e}"[:200]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > LIMIT_MIB * 1024 and outcome != "over 2 GB":
+        outcome, detail = "over 2 GB", outcome
+    return name, kind, outcome, i, detail
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mutants", type=int, default=100_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--files", help="golden files (comma-separated; default every tests/data/golden-*-v8.lmz)")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fuzz.json"))
+    args = ap.parse_args()
+    names = args.files.split(",") if args.files else sorted(p.name for p in DATA.glob("golden-*-v8.lmz"))
+    jobs = [(names[i % len(names)], args.seed, i) for i in range(args.mutants)]
+    t0 = time.time()
+    counts: dict[str, Counter] = {n: Counter() for n in names}
+    by_kind: dict[str, Counter] = {k: Counter() for k in KINDS}
+    bad = []
+    ctx = get_context("spawn")
+    # workers are replaced every 2,000 mutants: peak RSS is per process and only grows
+    with ctx.Pool(args.jobs, initializer=_init, initargs=(names,), maxtasksperchild=2000) as pool:
+        for done, (name, kind, outcome, i, detail) in enumerate(pool.imap_unordered(run_one, jobs, chunksize=50), 1):
+            counts[name][outcome] += 1
+            by_kind[kind][outcome] += 1
+            if outcome not in ("clean", "harmless"):
+                bad.append({"file": name, "kind": kind, "outcome": outcome, "mutant": i, "detail": detail})
+            if done % 5000 == 0:
+                print(f"{done:,} mutants, {time.time() - t0:.0f} s, {len(bad)} not clean", flush=True)
+    total = Counter()
+    for c in counts.values():
+        total.update(c)
+    result = {"command": "python benchmarks/fuzz.py " + " ".join(sys.argv[1:]), "mutants": args.mutants,
+              "seed": args.seed, "seconds": round(time.time() - t0), "outcomes": dict(total),
+              "by_file": {n: dict(c) for n, c in counts.items()}, "by_kind": {k: dict(c) for k, c in by_kind.items()},
+              "not_clean": bad[:200]}
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result["outcomes"]))
+
+
+if __name__ == "__main__":
+    main()

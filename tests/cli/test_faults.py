@@ -1,0 +1,60 @@
+"""Faults: a multi-worker `lmzip compress` killed or interrupted leaves no output, no temp file and
+no process behind, and keeps its input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+ALICE = Path(__file__).resolve().parents[2] / "corpora" / "canterbury" / "alice29.txt"
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (read from /proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(d.name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("how", ["SIGKILL", "Ctrl-C"])
+def test_a_stopped_multi_worker_compress_leaves_nothing_behind(tmp_path, how):
+    src = tmp_path / "big.txt"
+    src.write_bytes(ALICE.read_bytes()[:40_000])  # 2,500 segments of 16 bytes: 20 groups for 2 processes
+    args = [sys.executable, "-m", "lmzip", "compress", "-q", "--jobs", "2", "--segment", "16",
+            "-m", str(DATA / "golden-gpt"), "big.txt"]
+    # as from a terminal: SIGINT at its default even where this test runs in the background (which ignores it)
+    p = subprocess.Popen(args, cwd=tmp_path, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + 60
+    while time.time() < deadline and len(children(p.pid)) < 2:  # the worker and the resource tracker
+        time.sleep(0.1)
+    kids = children(p.pid)
+    assert kids and p.poll() is None, "the compression ended before it could be stopped"
+    time.sleep(1.0)  # let the worker take a group
+    if how == "SIGKILL":
+        p.kill()
+    else:  # a terminal's Ctrl-C reaches the whole process group
+        os.killpg(p.pid, signal.SIGINT)
+    err = p.communicate(timeout=60)[1]
+    deadline = time.time() + 10
+    while time.time() < deadline and any(Path(f"/proc/{k}").exists() for k in kids):
+        time.sleep(0.1)
+    assert not [k for k in kids if Path(f"/proc/{k}").exists()], "a child process outlived its parent"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["big.txt"]  # no output, no temp file, input kept
+    if how == "Ctrl-C":
+        assert p.returncode == 130
+        assert err.strip().splitlines() == ["lmzip: interrupted; no output was written"], err

@@ -1,0 +1,65 @@
+"""Hostile files, as property tests: whatever is done to a golden file, decoding returns the original
+bytes or raises one LmzipError (the CLI's one line), and never runs on past its payload."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lmzip
+from lmzip.coding import format as fmt
+from lmzip.errors import LmzipError
+from tests.make_golden import DATA, golden_model
+
+BLOB = (DATA / "golden-gpt-v8.lmz").read_bytes()
+MIXED = (DATA / "golden-lstm-mix-v8.lmz").read_bytes()
+FIELDS = {"flags": (5, "<B"), "arith": (6, "<B"), "groups": (11, "<H"), "original": (13, "<Q"),
+          "payload": (21, "<Q"), "tokens": (49, "<Q"), "segment": (57, "<I"), "name_length": (61, "<B")}
+CHECK = settings(derandomize=True, deadline=None, database=None)
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {BLOB: golden_model("gpt", ""), MIXED: golden_model("lstm", "-mix")}
+
+
+def outcome(mutant: bytes, original: bytes, model) -> str:
+    want = lmzip.decompress(original, model=model, jobs=1)
+    try:
+        got = lmzip.decompress(mutant, model=model, jobs=1)
+    except LmzipError:
+        return "clean"
+    assert got == want, "a mutant decoded to other bytes without an error"
+    return "harmless"
+
+
+@settings(CHECK, max_examples=30)
+@given(blob=st.sampled_from([BLOB, MIXED]), bit=st.integers(0, 8 * len(MIXED) - 1))
+def test_a_flipped_bit_anywhere_is_caught(models, blob, bit):
+    b = bytearray(blob)
+    b[bit // 8 % len(b)] ^= 1 << (bit % 8)
+    assert outcome(bytes(b), blob, models[blob]) == "clean"  # header CRC, payload CRC or the coder
+
+
+@settings(CHECK, max_examples=150)
+@given(cut=st.integers(0, len(BLOB) - 1))
+def test_every_truncation_is_one_clean_error(cut):
+    with pytest.raises(LmzipError):
+        fmt.unpack(BLOB[:cut])
+
+
+@settings(CHECK, max_examples=80)
+@given(field=st.sampled_from(sorted(FIELDS)), value=st.one_of(
+    st.sampled_from([0, 1, 2, 3, 255, 2**16 - 1, 2**24, 10**6, 2**32 - 1, 2**40, 2**63 - 1, 2**64 - 1]),
+    st.integers(0, 2**64 - 1)))
+def test_a_crafted_header_field_is_refused_or_harmless(models, field, value):
+    off, f = FIELDS[field]
+    b = bytearray(BLOB)
+    struct.pack_into(f, b, off, value % (1 << (8 * struct.calcsize(f))))
+    end = fmt.unpack(BLOB)[0].size - 4
+    b[end : end + 4] = struct.pack("<I", zlib.crc32(bytes(b[:end])))
+    assert outcome(bytes(b), BLOB, models[BLOB]) in ("clean", "harmless")
