@@ -80,6 +80,12 @@ _FILES: dict = {}
 
 
 def _init(names: list[str]) -> None:
+    # one core per worker: lmzip's default threads follow the cores a process may use, and two
+    # workers each running two threads on two cores made 0.05 s decodes take seconds (OpenMP spin)
+    from multiprocessing import current_process
+
+    cores = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cores[(current_process()._identity or (1,))[0] % len(cores)]})
     sys.path.insert(0, str(ROOT))
     from lmzip.coding import format as fmt
     from tests.make_golden import golden_model

@@ -31,9 +31,11 @@ def test_a_shipped_model_round_trips_english_at_a_trained_models_rate(name):
     assert not head.stored and 8 * len(blob) / len(data) < 2.6
 
 
-@pytest.mark.parametrize("name", SHIPPED)
+@pytest.mark.parametrize("name", ["gpt-wide", "lstm-wide", "gpt-large"])
 def test_a_shipped_model_learns_and_mixes_while_coding_and_decodes_exactly(name):
-    # every size in the mode that uses all of the codec: its default adaptation and the match model
+    # the default pair and the largest Transformer in the mode that uses all of the codec: its default
+    # adaptation and the match model (the other sizes share their code; learning an LSTM-large step
+    # alone took 14 s of the suite)
     lm = registry.load(name)
     data = ALICE[30000:30600] * 2  # the repeat is what the match model and the learning should catch
     settings = codec.Settings(mix=True, adapt=FINE_TUNE)
