@@ -162,14 +162,10 @@ def _claim(blob: bytes, n_tokens: int, original: int | None = None, segment: int
     return _recrc(blob, edit)
 
 
-def test_a_header_promising_far_more_tokens_than_the_payload_fails_fast(blob, gpt_model):
-    import time
-
+def test_a_header_promising_far_more_tokens_than_the_payload_fails_cleanly(blob, gpt_model):
     crafted = _claim(blob, 10**6, original=10**6, segment=10**6)  # one segment of a million tokens
-    t0 = time.perf_counter()
     with pytest.raises(IntegrityError, match="the coded words ran out|the range decoder failed"):
-        decode(crafted, gpt_model)
-    assert time.perf_counter() - t0 < 60  # a million steps would take minutes
+        decode(crafted, gpt_model)  # within a few hundred steps (the bound: the next test)
 
 
 def test_the_decoder_stops_once_its_words_are_spent():
