@@ -30,9 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 LIMIT_MIB = 2048
 KINDS = ["flip", "flip-header", "truncate", "overwrite", "craft"]
-# (offset, struct format) of the fixed header fields a crafted file may set
-FIELDS = {"flags": (5, "<B"), "arith": (6, "<B"), "groups": (11, "<H"), "original": (13, "<Q"),
-          "payload": (21, "<Q"), "tokens": (49, "<Q"), "segment": (57, "<I"), "name_length": (61, "<B")}
 HOSTILE = [0, 1, 2, 3, 255, 2**16 - 1, 2**24, 10**6, 2**31 - 1, 2**32 - 1, 2**40, 2**63 - 1, 2**64 - 1]
 
 
@@ -43,6 +40,8 @@ class Hang(Exception):
 def mutate(blob: bytes, header_size: int, seed: int, i: int) -> tuple[str, bytes]:
     """Mutant ``i`` of ``blob``: its kind and its bytes."""
     import numpy as np
+
+    from lmzip.coding import format as fmt
 
     rng = np.random.default_rng([seed, i])
     kind = KINDS[i % len(KINDS)]
@@ -60,8 +59,8 @@ def mutate(blob: bytes, header_size: int, seed: int, i: int) -> tuple[str, bytes
         pos, n = int(rng.integers(len(b))), int(rng.integers(1, 17))
         b[pos : pos + n] = rng.integers(0, 256, size=len(b[pos : pos + n]), dtype=np.uint8).tobytes()
     else:  # craft: one field hostile, the header CRC made right again
-        name = list(FIELDS)[int(rng.integers(len(FIELDS)))]
-        off, f = FIELDS[name]
+        name = list(fmt.FIELDS)[int(rng.integers(len(fmt.FIELDS)))]
+        off, f = fmt.FIELDS[name]
         bits = 8 * struct.calcsize(f)
         value = HOSTILE[int(rng.integers(len(HOSTILE)))] % (1 << bits)
         if rng.random() < 0.5:  # or a near neighbour of the true value
@@ -87,6 +86,7 @@ def _init(names: list[str]) -> None:
     cores = sorted(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {cores[(current_process()._identity or (1,))[0] % len(cores)]})
     sys.path.insert(0, str(ROOT))
+    import lmzip
     from lmzip.coding import format as fmt
     from tests.make_golden import golden_model
 
@@ -96,8 +96,6 @@ def _init(names: list[str]) -> None:
         head = fmt.unpack(blob)[0]
         arch = name.split("-")[1]
         model = golden_model(arch, name[len("golden-" + arch) : name.rindex("-v")])
-        import lmzip
-
         t0 = time.perf_counter()
         original = lmzip.decompress(blob, model=model, jobs=1)
         _FILES[name] = (blob, head.size, model, original, time.perf_counter() - t0)

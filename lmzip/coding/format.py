@@ -57,6 +57,10 @@ OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 _SEED = struct.Struct("<Q")
 _FIXED = struct.Struct("<4sBBBBBBBH QQI 16s QI B")  # 62 bytes
+# where each numeric field of the fixed part lies (offset, struct format): for tools that read or
+# craft headers field by field (benchmarks/fuzz.py, the hostile-input tests)
+FIELDS = {"flags": (5, "<B"), "arith": (6, "<B"), "groups": (11, "<H"), "original": (13, "<Q"),
+          "payload": (21, "<Q"), "tokens": (49, "<Q"), "segment": (57, "<I"), "name_length": (61, "<B")}
 
 
 @dataclass

@@ -200,3 +200,12 @@ def test_the_memory_estimate_grows_with_the_claim():
     assert fmt.decode_memory(h) > 100 * 2**30 > small > 0
     h.stored = True
     assert fmt.decode_memory(h) == 0
+
+
+def test_the_field_table_reads_what_pack_wrote():
+    h = sample_header()
+    b = h.pack()
+    got = {k: struct.unpack_from(f, b, off)[0] for k, (off, f) in fmt.FIELDS.items()}
+    assert got == {"flags": 0, "arith": h.arith, "groups": h.groups - 1, "original": h.original_length,
+                   "payload": h.payload_length, "tokens": h.n_tokens, "segment": h.segment_length,
+                   "name_length": len(h.model_name)}
