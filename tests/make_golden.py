@@ -1,18 +1,20 @@
 """Write the committed golden files for the current format version (run by hand, once per version).
 
 Format 8 is the first portable one: its files decode on any machine, and they stay committed
-forever to prove it (formats 1-7 were machine-bound pre-releases and are refused). Learning while
-coding (arithmetic 2) has its own: fine-tuning the golden models, and learning from scratch from
-a byte preset's seeded random weights (the "-scratch" files name the preset in their header).
+forever to prove it (formats 1-7 were machine-bound pre-releases and are refused). Each arithmetic
+has its set: 1 (lmzip 0.3.0-0.4.0, no suffix) and 3 (``-arith3``). Learning while coding (arithmetic
+2 and 4) has its own: fine-tuning the golden models, and learning from scratch from a byte
+preset's seeded random weights (the "-scratch" files name the preset in their header).
     python -m tests.make_golden
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from lmzip.coding import codec, format
-from lmzip.coding.settings import Settings
+from lmzip.coding.settings import ARITH_EXACT, Settings
 from lmzip.models.checkpoint import load_model, save_model
 from lmzip.models.tokenizer import ByteTokenizer
 from tests.conftest import TEXT, tiny
@@ -41,8 +43,16 @@ def golden_model(arch: str, tag: str):
     return load_model(DATA / f"golden-{arch}")
 
 
-def golden_path(arch: str, tag: str, version: int = format.VERSION) -> Path:
-    return DATA / f"golden-{arch}{tag}-v{version}.lmz"
+ARITHS = (1, ARITH_EXACT)  # the arithmetics of the counts that have golden files
+
+
+def golden_path(arch: str, tag: str, version: int = format.VERSION, arith: int = ARITH_EXACT) -> Path:
+    return DATA / f"golden-{arch}{tag}-v{version}{'' if arith == 1 else f'-arith{arith}'}.lmz"
+
+
+def golden_settings(tag: str, arith: int = ARITH_EXACT) -> Settings:
+    """The settings of a golden case, in the arithmetic ``arith`` of the counts."""
+    return replace(CASES[tag][1], counts_arith=arith)
 
 
 def main() -> None:
@@ -53,12 +63,13 @@ def main() -> None:
         folder = DATA / f"golden-{arch}"
         if not folder.exists():
             save_model(tiny(arch), ByteTokenizer(), folder)
-        for tag, (data, settings) in CASES.items():
-            blob, head, _ = codec.encode(data(), golden_model(arch, tag), settings, workers=1)
-            assert not head.stored
-            out = golden_path(arch, tag)
-            if not out.exists():  # a golden file is never rewritten
-                out.write_bytes(blob)
+        for tag, (data, _) in CASES.items():
+            for arith in ARITHS:
+                blob, head, _ = codec.encode(data(), golden_model(arch, tag), golden_settings(tag, arith), workers=1)
+                assert not head.stored
+                out = golden_path(arch, tag, arith=arith)
+                if not out.exists():  # a golden file is never rewritten
+                    out.write_bytes(blob)
 
 
 if __name__ == "__main__":

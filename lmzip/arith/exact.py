@@ -1,13 +1,17 @@
 """Exact arithmetic: the building blocks of predictions that are the same integers on every machine.
 
-THE EXACTNESS RULE (arithmetic version 1; every portable .lmz file relies on it, and only this
+THE EXACTNESS RULE (arithmetic versions 1 and 3; every portable .lmz file relies on it, and only this
 module and the exact predictors built from it, lmzip.models.qmodel, may compute what reaches the coder):
 every number that feeds the range coder is a pure function of the input and the model file. So on
 the coding path
-  1. a matrix product multiplies integer-valued operands (weights in ±WQ, activations in ±ACT,
-     both stored as float32) over chunks of at most CHUNK terms, so every partial sum is an integer
-     below 2^24 and float32 holds it exactly, whatever order, blocking, ISA, thread count or GPU the
-     backend uses; chunks are added in float64, where integers are exact up to 2^53;
+  1. a matrix product multiplies integer-valued operands (weights in ±wq, activations in ±act, the
+     ``Quant`` of the file's arithmetic) over chunks of at most ``chunk`` terms, so every partial sum
+     is an integer below 2^24 and float32 holds it exactly, whatever order, blocking, ISA, thread count
+     or GPU the backend uses; chunks are added in float64, where integers are exact up to 2^53.
+     Arithmetic 3's operands fit int8 (±63 x ±127), so an int8 GEMM with int32 sums (torch._int_mm:
+     oneDNN's VNNI/AMX kernels) computes the same integers faster; its weights keep to 7 bits because
+     the kernels of CPUs without VNNI add pairs of u8 x s8 products in int16 after shifting the
+     activations by 128 (255 * 63 * 2 < 2^15: no pair saturates; with 8-bit weights some do);
   2. every other sum or product is of integers in float64 or int64 that stay below 2^53 (so exact
      in any order), or a max, or a lookup;
   3. the only other operations are single, correctly rounded IEEE operations on float64 (+, -, *,
@@ -21,7 +25,7 @@ The coder then receives integer counts that sum to exactly COUNT_TOTAL (``counts
 and constriction codes count + 1 out of 2^24 exactly (lmzip.coding.coder). A test runs the same input
 under every CPU kernel family, oneDNN ISA and thread count and compares a digest of every count.
 
-Learning while coding (arithmetic 2) computes new weights, not counts; they reach the coder only
+Learning while coding (arithmetics 2 and 4) computes new weights, not counts; they reach the coder only
 through the exact predictor rebuilt from them, and lmzip.arith.detfloat makes their own computation the
 same on every machine by the same means (quantized operands, exact sums, single IEEE operations).
 """
@@ -30,8 +34,10 @@ from __future__ import annotations
 
 import decimal
 import os
+from dataclasses import dataclass
 from functools import cache
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -51,11 +57,27 @@ def _rows(x: Tensor):
     return x.reshape(-1, x.shape[-1]).contiguous().numpy()
 
 
-ARITH = 1  # the arithmetic version this module implements; recorded in every format-8 file
 FRAC = 16  # fixed point of the residual stream and the layer outputs: real = integer / 2^FRAC
-WQ = 127  # weights: per output channel, integers in ±WQ
-ACT = 255  # activations: per token (row), integers in ±ACT
-CHUNK = 512  # WQ * ACT * CHUNK < 2^24: a float32 partial sum of one chunk is always exact
+
+
+@dataclass(frozen=True)
+class Quant:
+    """How one arithmetic version quantizes the operands of its matrix products."""
+
+    wq: int  # weights: per output channel, integers in ±wq
+    act: int  # activations: per token (row), integers in ±act
+    chunk: int  # terms per float32 partial sum: wq * act * chunk < 2^24, so it is always exact
+    int8: bool  # operands fit int8 and no backend's pairwise int16 sum saturates (rule 1)
+
+
+# arithmetic 1 (and 2, its learning form): 8-bit weights, 9-bit activations, float32 products only
+Q9 = Quant(wq=127, act=255, chunk=512, int8=False)
+# arithmetic 3 (and 4): 7-bit weights, 8-bit activations; costs under 0.05% in size (benchmarks/results/)
+Q8 = Quant(wq=63, act=127, chunk=2048, int8=True)
+QUANTS = {1: Q9, 2: Q9, 3: Q8, 4: Q8}
+for _q in (Q9, Q8):
+    assert _q.wq * _q.act * _q.chunk < 1 << 24
+assert 255 * Q8.wq * 2 < 1 << 15 and Q8.act <= 127
 LOGIT_STEPS = 64  # logits and attention scores in 1/64 nat
 PRECISION = 24  # the coder's probabilities are counts of 1/2^24
 
@@ -217,38 +239,79 @@ def div(a: Tensor, b: Tensor) -> Tensor:
     return torch.div(a, b)
 
 
-def quantize_weight(w: Tensor) -> tuple[Tensor, Tensor]:
-    """Per output row: integers in ±WQ (float32) and the row's scale (float64), w ~ q * scale."""
+def quantize_weight(w: Tensor, quant: Quant) -> tuple[Tensor, Tensor]:
+    """Per output row: integers in ±wq (float32) and the row's scale (float64), w ~ q * scale."""
     w = w.detach().double()
     scale = w.abs().amax(dim=-1)
-    scale = div(scale, torch.full_like(scale, WQ))
+    scale = div(scale, torch.full_like(scale, quant.wq))
     scale = torch.where(scale > 0, scale, torch.ones_like(scale))
     q = torch.round(w / scale[:, None])
     return q.float().contiguous(), scale
 
 
-def quantize_rows(x: Tensor) -> tuple[Tensor, Tensor]:
-    """Per row of a float64 tensor: integers in ±ACT (float32) and the row's max |x| (x ~ q * m / ACT)."""
+def quantize_rows(x: Tensor, quant: Quant) -> tuple[Tensor, Tensor]:
+    """Per row of a float64 tensor: integers in ±act (float32) and the row's max |x| (x ~ q * m / act)."""
     if _fast(x):
-        q, m = kernels.quantize_rows(_rows(x), float(ACT))
+        q, m = kernels.quantize_rows(_rows(x), float(quant.act), np.float32)
         return torch.from_numpy(q).view(x.shape), torch.from_numpy(m).view(*x.shape[:-1], 1)
     m = x.abs().amax(dim=-1, keepdim=True)
-    inv = div(torch.full_like(m, ACT), torch.where(m > 0, m, torch.ones_like(m)))  # one division per row
+    inv = div(torch.full_like(m, quant.act), torch.where(m > 0, m, torch.ones_like(m)))  # one division per row
     return torch.round(x * inv).float(), m
 
 
-def int_matmul(q: Tensor, w: Tensor, exact32: bool = False) -> Tensor:
+def int_matmul(q: Tensor, w: Tensor, quant: Quant, exact32: bool = False) -> Tensor:
     """q [..., K] times w [N, K] transposed, both integer-valued float32: exact, as float64 [..., N]
     (or, with ``exact32`` and one chunk, as the float32 that already holds it exactly)."""
     K = q.shape[-1]
-    if K <= CHUNK:
+    if K <= quant.chunk:
         out = torch.nn.functional.linear(q, w)
         return out if exact32 else out.double()
     out = None
-    for a in range(0, K, CHUNK):
-        part = torch.nn.functional.linear(q[..., a : a + CHUNK], w[:, a : a + CHUNK]).double()
+    for a in range(0, K, quant.chunk):
+        part = torch.nn.functional.linear(q[..., a : a + quant.chunk], w[:, a : a + quant.chunk]).double()
         out = part if out is None else out + part
     return out
+
+
+def _int8_gemm_works() -> bool:
+    """Whether torch._int_mm multiplies int8 matrices on this CPU (it is private API: check, never assume)."""
+    try:
+        a = torch.full((3, 40), 127, dtype=torch.int8)
+        b = torch.full((40, 16), -63, dtype=torch.int8)
+        return bool((torch._int_mm(a, b) == -127 * 63 * 40).all())
+    except Exception:  # noqa: BLE001 - any failure means: use the float32 products
+        return False
+
+
+INT8_GEMM = FAST and _int8_gemm_works()
+INT8_MIN_K = 8  # torch 2.13's _int_mm returns wrong sums for K = 1 (tests/arith); short products are cheap anyway
+
+
+def int8_gemm(k: int) -> bool:
+    """Whether a product over ``k`` terms may use the int8 GEMM here."""
+    return INT8_GEMM and k >= INT8_MIN_K
+
+
+class _Gemm:
+    """The weights of one exact product in the forms the CPU and the reference multiply with."""
+
+    def __init__(self, quant: Quant, w: Tensor):
+        self.quant, self.w = quant, w  # [N, K] integer float32
+        self.w8 = w.to(torch.int8).T.contiguous() if quant.int8 and int8_gemm(w.shape[1]) else None  # [K, N]
+
+    def to(self, device: str) -> None:
+        self.w = self.w.to(device)
+        if self.w.device.type != "cpu":
+            self.w8 = None  # elsewhere the reference's float32 products give the same integers
+
+    def cpu(self, rows: np.ndarray, prologue) -> tuple[np.ndarray, ...]:
+        """The compiled path: quantize ``rows`` with ``prologue`` into int8 or float32, then the exact
+        product (int32 from the int8 GEMM, float32 otherwise: the same integers)."""
+        if self.w8 is not None:
+            q, *rest = prologue(rows, float(self.quant.act), np.int8)
+            return (torch._int_mm(torch.from_numpy(q), self.w8).numpy(), *rest)
+        q, *rest = prologue(rows, float(self.quant.act), np.float32)
+        return (int_matmul(torch.from_numpy(q), self.w, self.quant, exact32=True).numpy(), *rest)
 
 
 def fixed(x: Tensor, bits: int = FRAC) -> Tensor:
@@ -260,26 +323,30 @@ def fixed(x: Tensor, bits: int = FRAC) -> Tensor:
 class QLinear:
     """y = x W^T (+ b) on fixed-point rows, with W quantized per output channel and x per row."""
 
-    def __init__(self, weight: Tensor, bias: Tensor | None = None, in_bits: int = FRAC, out_bits: int = FRAC):
-        self.w, scale = quantize_weight(weight)
-        self.coef = div(scale * (1 << out_bits), torch.full_like(scale, ACT * (1 << in_bits)))  # acc*m*coef = y*2^out
+    def __init__(self, weight: Tensor, bias: Tensor | None = None, in_bits: int = FRAC, out_bits: int = FRAC, *,
+                 quant: Quant):
+        self.quant = quant
+        w, scale = quantize_weight(weight, quant)
+        self.gemm = _Gemm(quant, w)
+        # acc * m * coef = y * 2^out
+        self.coef = div(scale * (1 << out_bits), torch.full_like(scale, quant.act * (1 << in_bits)))
         self.bias = fixed(bias, out_bits) if bias is not None else None
 
     def to(self, device: str) -> QLinear:
-        self.w, self.coef = self.w.to(device), self.coef.to(device)
+        self.gemm.to(device)
+        self.coef = self.coef.to(device)
         self.bias = self.bias.to(device) if self.bias is not None else None
         return self
 
     def __call__(self, x: Tensor) -> Tensor:
         """x: fixed-point float64 [..., K] (2^in_bits per unit) -> fixed-point float64 [..., N]."""
         if _fast(x):
-            q, m = quantize_rows(x)
+            acc, m = self.gemm.cpu(_rows(x), kernels.quantize_rows)
             bias = self.bias if self.bias is not None else self.coef
-            acc = int_matmul(q, self.w, exact32=True)
-            return torch.from_numpy(kernels.linear_out(_rows(acc), _rows(m), self.coef.numpy(), bias.numpy(),
-                                                       self.bias is not None)).view(acc.shape)
-        q, m = quantize_rows(x)
-        y = torch.round(int_matmul(q, self.w) * m * self.coef)
+            y = kernels.linear_out(acc, m, self.coef.numpy(), bias.numpy(), self.bias is not None)
+            return torch.from_numpy(y).view(*x.shape[:-1], y.shape[-1])
+        q, m = quantize_rows(x, self.quant)
+        y = torch.round(int_matmul(q, self.gemm.w, self.quant) * m * self.coef)
         return y + self.bias if self.bias is not None else y
 
 
@@ -288,35 +355,36 @@ class QNormLinear:
     output bias, and the per-row quantizer of the centred x makes the division by the standard
     deviation a single float64 division of the integer product."""
 
-    def __init__(self, ln_weight: Tensor, ln_bias: Tensor, weight: Tensor, out_bits: int = FRAC):
+    def __init__(self, ln_weight: Tensor, ln_bias: Tensor, weight: Tensor, out_bits: int = FRAC, *, quant: Quant):
+        self.quant = quant
         w = weight.detach().double()
-        self.w, self.scale = quantize_weight(w * ln_weight.detach().double()[None, :])
-        self.rowsum = self.w.double().sum(-1)  # exact: integers
+        wn, self.scale = quantize_weight(w * ln_weight.detach().double()[None, :], quant)
+        self.gemm = _Gemm(quant, wn)
+        self.rowsum = wn.double().sum(-1)  # exact: integers
         self.out = float(1 << out_bits)
-        wq, ws = quantize_weight(w)  # W beta, from integers: exact sums
+        wq, ws = quantize_weight(w, quant)  # W beta, from integers: exact sums
         self.bias = torch.round((wq.double() @ fixed(ln_bias)) * ws * (self.out / (1 << FRAC)))
 
     def to(self, device: str) -> QNormLinear:
-        self.w, self.scale, self.rowsum, self.bias = (t.to(device) for t in (self.w, self.scale, self.rowsum,
-                                                                             self.bias))
+        self.gemm.to(device)
+        self.scale, self.rowsum, self.bias = (t.to(device) for t in (self.scale, self.rowsum, self.bias))
         return self
 
     def __call__(self, x: Tensor) -> Tensor:
         """x: integer float64 [..., C] -> fixed-point float64 [..., N] (2^out_bits per unit)."""
         C = x.shape[-1]
         if _fast(x):
-            q, s1, std = kernels.norm_rows(_rows(x), float(ACT))
-            acc = int_matmul(torch.from_numpy(q), self.w, exact32=True)
-            y = kernels.norm_out(acc.numpy(), float(C), s1, self.rowsum.numpy(), self.scale.numpy(), std, self.out,
+            acc, s1, std = self.gemm.cpu(_rows(x), kernels.norm_rows)
+            y = kernels.norm_out(acc, float(C), s1, self.rowsum.numpy(), self.scale.numpy(), std, self.out,
                                  self.bias.numpy())
             return torch.from_numpy(y).view(*x.shape[:-1], y.shape[-1])
         d = C * x - x.sum(-1, keepdim=True)  # C times the centred x: exact integers
-        q, _ = quantize_rows(d)
+        q, _ = quantize_rows(d, self.quant)
         qd = q.double()
         s1, s2 = qd.sum(-1, keepdim=True), (qd * qd).sum(-1, keepdim=True)
         var = C * s2 - s1 * s1  # C^2 times the variance of q: exact integers, >= 0
         std = torch.sqrt(torch.where(var > 0, var, torch.ones_like(var)))
-        acc = C * int_matmul(q, self.w) - s1 * self.rowsum  # C times W(q - mean q): exact integers
+        acc = C * int_matmul(q, self.gemm.w, self.quant) - s1 * self.rowsum  # C times W(q - mean q): exact integers
         y = torch.round(acc * self.scale / std * self.out)
         return y + self.bias
 

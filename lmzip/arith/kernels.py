@@ -24,11 +24,18 @@ def _jit(f):
     return njit(cache=True, nogil=True)(f) if AVAILABLE else f
 
 
+def _jit_exact_sums(f):
+    """For loops that only add and multiply integers whose every partial result stays below 2^53:
+    there reassociation and fused multiply-adds cannot change a bit, so LLVM may vectorize them."""
+    return njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})(f) if AVAILABLE else f
+
+
 @_jit
-def quantize_rows(x, act):
-    """Per row: q = rint(x * (act / max|x|)) (float32) and max|x| (float64), as exact.quantize_rows."""
+def quantize_rows(x, act, dtype):
+    """Per row: q = rint(x * (act / max|x|)) (as ``dtype``: float32, or int8 for |act| <= 127) and
+    max|x| (float64), as exact.quantize_rows."""
     R, K = x.shape
-    q = np.empty((R, K), dtype=np.float32)
+    q = np.empty((R, K), dtype=dtype)
     m = np.empty((R, 1), dtype=np.float64)
     for r in range(R):
         top = 0.0
@@ -44,10 +51,11 @@ def quantize_rows(x, act):
 
 
 @_jit
-def norm_rows(x, act):
-    """The prologue of exact.QNormLinear: q of C*x - sum(x), and sum(q), and sqrt of C*sum(q^2) - sum(q)^2."""
+def norm_rows(x, act, dtype):
+    """The prologue of exact.QNormLinear: q (as ``dtype``) of C*x - sum(x), and sum(q), and sqrt of
+    C*sum(q^2) - sum(q)^2."""
     R, C = x.shape
-    q = np.empty((R, C), dtype=np.float32)
+    q = np.empty((R, C), dtype=dtype)
     s1 = np.empty((R, 1), dtype=np.float64)
     std = np.empty((R, 1), dtype=np.float64)
     d = np.empty(C, dtype=np.float64)
@@ -123,31 +131,46 @@ def table(x, tab, n, shift, identity_above):
     return y
 
 
+@_jit_exact_sums
+def _sum(x):
+    """The sum of a row of integers (below 2^53 in total): any order gives it exactly."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+
+
+@_jit
+def _exp_row(row, top, exp_tab, e):
+    """e[v] = exp_tab[min(top - row[v], last)]: a lookup per entry, no sum, so LLVM may vectorize it."""
+    last = len(exp_tab) - 1
+    for v in range(row.shape[0]):
+        d = top - row[v]
+        e[v] = exp_tab[int(d) if d < last else last]
+
+
+@_jit
+def _floor_div(e, total, s, c):
+    """c[v] = floor(e[v] * total / s): a product and a division per entry, each correctly rounded."""
+    for v in range(e.shape[0]):
+        c[v] = np.floor(e[v] * total / s)
+
+
 @_jit
 def counts(logits, exp_tab, total):
     """exact.counts_from_logits, straight to the coder's float32 rows."""
     R, V = logits.shape
     out = np.empty((R, V), dtype=np.float32)
     e = np.empty(V, dtype=np.float64)
-    last = len(exp_tab) - 1
+    c = np.empty(V, dtype=np.float64)
     for r in range(R):
-        top = logits[r, 0]
-        arg = 0
-        for v in range(1, V):
-            if logits[r, v] > top:
-                top = logits[r, v]
-                arg = v
-        s = 0.0
+        row = logits[r]
+        arg = np.argmax(row)  # the first largest entry, as torch.max documents
+        _exp_row(row, row[arg], exp_tab, e)
+        _floor_div(e, total, _sum(e), c)
+        c[arg] += total - _sum(c)
         for v in range(V):
-            d = top - logits[r, v]
-            e[v] = exp_tab[int(d) if d < last else last]
-            s += e[v]
-        cs = 0.0
-        for v in range(V):
-            c = np.floor(e[v] * total / s)
-            out[r, v] = c
-            cs += c
-        out[r, arg] = out[r, arg] + (total - cs)
+            out[r, v] = c[v]
     return out
 
 
@@ -183,71 +206,74 @@ def _look(v, tab, n, inv):
     return tab[int(i) + n]
 
 
-def _jit_exact_sums(f):
-    """For loops that only add and multiply integers whose every partial result stays below 2^53:
-    there reassociation and fused multiply-adds cannot change a bit, so LLVM may vectorize them."""
-    return njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})(f) if AVAILABLE else f
+@_jit_exact_sums
+def _dots(qq, k, b, h, n, s):
+    """s[g, t] = sum_d qq[g, d] * k[b, h, t, d] for t < n, each cached key read once for the G query
+    heads that share it (integers: |q|, |k| <= 2^20, hd <= 2^10 terms)."""
+    G, hd = qq.shape
+    for t in range(n):
+        for g in range(G):
+            acc = 0.0
+            for d in range(hd):
+                acc += qq[g, d] * np.float64(k[b, h, t, d])
+            s[g, t] = acc
 
 
 @_jit_exact_sums
-def _weighted(w, v, b, h, L, num):
-    """num[d] = sum_t w[t] * v[b, h, t, d] (integers: w <= 2^16, |v| <= 2^20, L <= 2^10 terms)."""
-    hd = v.shape[3]
-    for d in range(hd):
-        num[d] = 0.0
-    for t in range(L):
-        wt = w[t]
-        if wt != 0.0:
-            for d in range(hd):
-                num[d] += wt * v[b, h, t, d]
+def _weighted(w, v, b, h, n, num):
+    """num[g, d] = sum_t w[g, t] * v[b, h, t, d] for t < n, each cached value read once (integers:
+    w <= 2^16, |v| <= 2^20, n <= 2^10 terms)."""
+    G, hd = num.shape
+    for g in range(G):
+        for d in range(hd):
+            num[g, d] = 0.0
+    for t in range(n):
+        for g in range(G):
+            wt = w[g, t]
+            if wt != 0.0:
+                for d in range(hd):
+                    num[g, d] += wt * np.float64(v[b, h, t, d])
 
 
 @_jit
 def attend_causal(q, k, v, p0, scale, exp_tab):
     """Attention of T new positions p0.. (q [B, Hkv, G, T, hd]), each over the cached positions up to
-    its own: the reference's masked pass (masked weights are 0, so the sums are the same integers)."""
+    its own (k, v [B, Hkv, W, hd], integers in float32 or float64): the reference's masked pass
+    (masked weights are 0, so the sums are the same integers)."""
     B, Hkv, G, T, hd = q.shape
     out = np.empty((B, Hkv, G, T, hd), dtype=np.float64)
     L = p0 + T
-    s = np.empty(L, dtype=np.float64)
-    w = np.empty(L, dtype=np.float64)
-    num = np.empty(hd, dtype=np.float64)
-    qq = np.empty((1, 1, 1, hd), dtype=np.float64)
+    s = np.empty((G, L), dtype=np.float64)
+    w = np.empty((G, L), dtype=np.float64)
+    num = np.empty((G, hd), dtype=np.float64)
+    qq = np.empty((G, hd), dtype=np.float64)
     last = len(exp_tab) - 1
     for b in range(B):
         for h in range(Hkv):
-            for g in range(G):
-                for p in range(T):
-                    n = p0 + p + 1
+            for p in range(T):
+                n = p0 + p + 1
+                for g in range(G):
                     for d in range(hd):
-                        qq[0, 0, 0, d] = q[b, h, g, p, d]
-                    _dots_at(qq, k, b, h, n, s)
+                        qq[g, d] = q[b, h, g, p, d]
+                _dots(qq, k, b, h, n, s)
+                for g in range(G):
                     top = -1e300
                     for t in range(n):
-                        a = np.rint(s[t] * scale)
-                        s[t] = a
+                        a = np.rint(s[g, t] * scale)
+                        s[g, t] = a
                         if a > top:
                             top = a
+                    for t in range(n):
+                        diff = top - s[g, t]
+                        w[g, t] = exp_tab[int(diff) if diff < last else last]
+                _weighted(w, v, b, h, n, num)
+                for g in range(G):
                     den = 0.0
                     for t in range(n):
-                        diff = top - s[t]
-                        w[t] = exp_tab[int(diff) if diff < last else last]
-                        den += w[t]
-                    _weighted(w, v, b, h, n, num)
+                        den += w[g, t]
                     for d in range(hd):
-                        out[b, h, g, p, d] = np.rint(num[d] / den)
+                        out[b, h, g, p, d] = np.rint(num[g, d] / den)
     return out
-
-
-@_jit_exact_sums
-def _dots_at(qq, k, b, h, L, out):
-    """out[t] = sum_d qq[0, 0, 0, d] * k[b, h, t, d] (integers, as _dots)."""
-    hd = qq.shape[3]
-    for t in range(L):
-        acc = 0.0
-        for d in range(hd):
-            acc += qq[0, 0, 0, d] * k[b, h, t, d]
-        out[t] = acc
 
 
 # ---------------------------------------------------------------------------- learning (lmzip.arith.detfloat)
@@ -295,6 +321,44 @@ def quant_rows(x, bits_scale):
         for k in range(K):
             q[r, k] = np.rint(x[r, k] / sc)
     return q, s
+
+
+@_jit
+def quant_limbs(x, bits_scale, base):
+    """quant_rows, each q then split into int8 limbs hi * base + lo with lo in [-base/2, base/2)."""
+    R, K = x.shape
+    hi = np.empty((R, K), dtype=np.int8)
+    lo = np.empty((R, K), dtype=np.int8)
+    s = np.empty((R, 1), dtype=np.float64)
+    half = float(base // 2)
+    inv = 1.0 / float(base)  # a power of two: multiplying by it divides exactly
+    fb = float(base)
+    for r in range(R):
+        top = 0.0
+        for k in range(K):
+            top = max(top, abs(x[r, k]))
+        sc = top * bits_scale
+        sc = sc if sc > 0 else 1.0
+        s[r, 0] = sc
+        for k in range(K):
+            q = np.rint(x[r, k] / sc)
+            h = np.floor((q + half) * inv)
+            hi[r, k] = h
+            lo[r, k] = q - h * fb  # exact: integers below 2^53
+    return hi, lo, s
+
+
+@_jit
+def limb_out(hh, hl, lh, ll, sa, sb, shifts):
+    """(hh << s0) + (hl << s1) + (lh << s2) + ll in int64, then as float64 times sa[m] times sb[n]."""
+    M, N = hh.shape
+    out = np.empty((M, N), dtype=np.float64)
+    s0, s1, s2 = shifts
+    for m in range(M):
+        for n in range(N):
+            acc = (np.int64(hh[m, n]) << s0) + (np.int64(hl[m, n]) << s1) + (np.int64(lh[m, n]) << s2) + ll[m, n]
+            out[m, n] = np.float64(acc) * sa[m, 0] * sb[0, n]
+    return out
 
 
 @_jit

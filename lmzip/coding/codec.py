@@ -4,11 +4,12 @@ Both sides run one loop, ``_lockstep``: every segment of a group steps together,
 predictor gives integer counts for the next token of every segment, the match model may reshape
 them, and the coder codes (or decodes) one token per row. Where the counts come from is the
 file's arithmetic (lmzip.coding.settings):
-  - exact (1): the model in lmzip.arith.exact's integer arithmetic (lmzip.models.qmodel). The exactness rule is
-    written down once, in lmzip.arith.exact; under it the counts are the same on every machine, thread
-    count and device, so any machine decodes the file, and the same input, model and settings
-    give the same file everywhere (the layout depends on the input only).
-  - exact with learning (2): the same, and after every block of steps encoder and decoder take
+  - exact (3, or 1 in files of lmzip 0.3.0-0.4.0, with finer operands): the model in
+    lmzip.arith.exact's integer arithmetic (lmzip.models.qmodel). The exactness rule is written down
+    once, in lmzip.arith.exact; under it the counts are the same on every machine, thread count and
+    device, so any machine decodes the file, and the same input, model and settings give the same
+    file everywhere (the layout depends on the input only).
+  - exact with learning (4, or 2): the same, and after every block of steps encoder and decoder take
     the same learning step (lmzip.coding.learn, in lmzip.arith.detfloat's deterministic float64) and rebuild
     the exact predictor from the new weights.
 """
@@ -26,7 +27,7 @@ from lmzip.coding import mix, parallel, transform
 from lmzip.coding.coder import Decoder, Encoder, coded_bits
 from lmzip.coding.format import Header, crc32, decode_memory, join_streams, split_streams, verify
 from lmzip.coding.learn import Learner
-from lmzip.coding.settings import AdaptConfig, Settings
+from lmzip.coding.settings import LEARNING, AdaptConfig, Settings
 from lmzip.errors import FormatError, IntegrityError, LmzipError
 from lmzip.models.checkpoint import LoadedModel
 
@@ -90,8 +91,11 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
 
     ``known`` (the encoder's segments) lets a predictor with ``steps`` compute AHEAD steps' counts in
     one pass: the same integers, since the arithmetic is exact."""
-    learner = Learner(model.predictor, settings.adapt, settings.device) if settings.adapt else None
-    pred = learner.pred if learner else model.exact_for(settings.device)
+    if settings.adapt:
+        learner = Learner(model.predictor, settings.adapt, settings.device, settings.counts_arith)
+    else:
+        learner = None
+    pred = learner.pred if learner else model.exact_for(settings.device, settings.counts_arith)
     B, L = len(lengths), int(lengths.max())
     toks = np.zeros((B, L), dtype=np.int64)
     state = pred.start(B)
@@ -236,7 +240,8 @@ def _stored(data: bytes) -> tuple[bytes, Header]:
 def settings_of(head: Header, device: str = "cpu") -> Settings:
     """What a file was coded with, as the decoder must repeat it (``device``: exact files only)."""
     adapt = AdaptConfig(head.adapt_lr, head.adapt_block, head.adapt_optimizer) if head.adapt else None
-    return Settings(mix=head.mix, adapt=adapt, seed=head.seed, device=device)
+    counts = next(a for a, learning in LEARNING.items() if head.arith in (a, learning))
+    return Settings(mix=head.mix, adapt=adapt, seed=head.seed, device=device, counts_arith=counts)
 
 
 def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Progress | None = None,

@@ -13,9 +13,10 @@ ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's counts wer
 online match model of lmzip.coding.mix); bit 3 = adapt (the model learned while coding, lmzip.coding.learn);
 bit 4 = seed (the model is the architecture preset named below with seeded random weights); bits 5-7
 reserved, must be 0 |
-| 6 | 1 | arithmetic: 1 = exact integer (lmzip.arith.exact), with the adapt flag 2 = exact integer and learning in
-deterministic float64 (lmzip.arith.detfloat); both decode on any machine. 0 was lmzip 0.2.0's machine-bound float32
-learning while coding, which this reader refuses with one line |
+| 6 | 1 | arithmetic: 3 = exact integer with int8 operands (lmzip.arith.exact.Q8), with the adapt flag 4 = the
+same and learning in deterministic float64 (lmzip.arith.detfloat); 1 and 2 = the same with 9-bit activations
+(exact.Q9), written by lmzip 0.3.0-0.4.0. All decode on any machine. 0 was lmzip 0.2.0's machine-bound
+float32 learning while coding, which this reader refuses with one line |
 | 7 | 4 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
 | 11 | 2 | number of segment groups - 1 (groups are coded independently, in parallel) |
 | 13 | 8 | original length in bytes |
@@ -51,8 +52,10 @@ FLAG_MIX = 0x04
 FLAG_ADAPT = 0x08
 FLAG_SEED = 0x10
 KNOWN_FLAGS = FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED
-ARITHMETICS = {1: "exact integer v1", 2: "exact integer v1, learning in deterministic float64 v1"}
-ARITH_LEARN = 2  # the arithmetic of files whose model learned while coding
+ARITHMETICS = {1: "exact integer v1", 2: "exact integer v1, learning in deterministic float64 v1",
+               3: "exact integer v3 (int8)",
+               4: "exact integer v3 (int8), learning in deterministic float64 v2 (int8 products)"}
+ARITH_LEARNING = (2, 4)  # the arithmetics of files whose model learned while coding
 OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 _SEED = struct.Struct("<Q")
@@ -193,7 +196,7 @@ def _check_layout(h: Header) -> None:
         raise FormatError("corrupt header (a coded file with no tokens or zero segment length)")
     if h.n_tokens > h.original_length:  # every token stands for at least one byte
         raise FormatError("corrupt header (more tokens than original bytes)")
-    if h.adapt != (h.arith == ARITH_LEARN):
+    if h.adapt != (h.arith in ARITH_LEARNING):
         raise FormatError("corrupt header (the arithmetic does not match the adapt flag)")
     if h.groups > h.n_segments:
         raise FormatError("corrupt header (more groups than segments)")

@@ -1,4 +1,4 @@
-"""Learning while coding, the same on every machine (arithmetic 2): after each block of coded steps,
+"""Learning while coding, the same on every machine (arithmetics 2 and 4): after each block of coded steps,
 encoder and decoder take the same Adam step on the block just coded and rebuild the exact
 predictor from the new weights, so both code the next block with the same integers.
 
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from lmzip.arith import exact
+from lmzip.arith import detfloat, exact
 from lmzip.arith.detfloat import (
     dmm,
     dsum,
@@ -34,7 +34,7 @@ from lmzip.arith.detfloat import (
 )
 from lmzip.coding.settings import AdaptConfig
 from lmzip.models.model import GPT, LSTMModel, Predictor
-from lmzip.models.qmodel import ROT_BITS, exact_predictor
+from lmzip.models.qmodel import ARITH, ROT_BITS, exact_predictor
 
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8  # Adam's defaults, as torch.optim.Adam
 
@@ -42,16 +42,16 @@ BETA1, BETA2, EPS = 0.9, 0.999, 1e-8  # Adam's defaults, as torch.optim.Adam
 class Learner:
     """A private float64 copy of the model that learns from every coded block, and its exact predictor."""
 
-    def __init__(self, predictor: Predictor, cfg: AdaptConfig, device: str = "cpu"):
+    def __init__(self, predictor: Predictor, cfg: AdaptConfig, device: str = "cpu", arith: int = ARITH):
         with torch.inference_mode():
             self.module = copy.deepcopy(predictor).cpu().double().requires_grad_(False)
         self.params = dict(self.module.named_parameters())  # updated in place; tied weights once
         self.m = {n: torch.zeros_like(p) for n, p in self.params.items()}
         self.v = {n: torch.zeros_like(p) for n, p in self.params.items()}
         self.b1pow = self.b2pow = 1.0
-        self.cfg, self.device = cfg, device
+        self.cfg, self.device, self.arith = cfg, device, arith
         self.grads = gpt_grads if isinstance(self.module, GPT) else lstm_grads
-        self.pred = exact_predictor(self.module, device)
+        self.pred = exact_predictor(self.module, device, arith)
 
     def due(self, t: int) -> bool:
         """Whether a learning step follows coded step ``t``."""
@@ -67,9 +67,10 @@ class Learner:
         x[:, 0] = toks[rows, lo - 1] if lo > 0 else self.pred.bos
         mask = (lo + np.arange(self.cfg.block))[None, :] < lengths[rows, None]
         w = torch.from_numpy(mask.reshape(-1).astype(np.float64) / float(mask.sum()))  # the mean over coded tokens
-        grads = self.grads(self.module, torch.from_numpy(x), torch.from_numpy(y).reshape(-1), w)
+        with detfloat.products(2 if self.arith in (3, 4) else 1):  # arithmetic 4 learns with int8 limbs
+            grads = self.grads(self.module, torch.from_numpy(x), torch.from_numpy(y).reshape(-1), w)
         self._adam(grads)
-        self.pred = exact_predictor(self.module, self.device)
+        self.pred = exact_predictor(self.module, self.device, self.arith)
 
     def _adam(self, grads: dict[str, Tensor]) -> None:
         """torch.optim.Adam's update, one IEEE operation per kernel in this order."""

@@ -6,8 +6,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-ARITH_EXACT = 1  # lmzip.arith.exact: integer arithmetic, the same counts on every machine
-ARITH_LEARN = 2  # the same, learning while coding (lmzip.coding.learn) in deterministic float64 (lmzip.arith.detfloat)
+ARITH_EXACT = 3  # lmzip.arith.exact with int8 operands: integer arithmetic, the same counts on every machine
+ARITH_LEARN = 4  # the same, learning while coding (lmzip.coding.learn) in deterministic float64 (lmzip.arith.detfloat)
+# lmzip 0.3.0-0.4.0 wrote arithmetic 1 (9-bit activations) and 2 (1, learning); they still decode
+LEARNING = {1: 2, 3: 4}  # the arithmetic of the counts -> the same with learning while coding
 
 # Measured on alice29.txt (benchmarks/README.md): segments of 256 instead of 1024 tokens cost 0.2%
 # (Transformer) and 0.04% (LSTM) in size and code 2x faster, since wider batches use the CPU better.
@@ -68,6 +70,7 @@ class Settings:
     groups: int | None = None  # None: chosen from the input size
     device: str = "cpu"
     threads: int | None = None  # intra-op threads per process; None: the cores, shared by the processes
+    counts_arith: int = ARITH_EXACT  # the arithmetic of the predictor's counts (1 only to decode old files)
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
@@ -97,7 +100,7 @@ class Settings:
     @property
     def arith(self) -> int:
         """The arithmetic the counts are computed in (recorded in the header)."""
-        return ARITH_LEARN if self.adapt else ARITH_EXACT
+        return LEARNING[self.counts_arith] if self.adapt else self.counts_arith
 
     def layout(self, n_tokens: int) -> tuple[int, int]:
         """(segment length, groups) for an input of ``n_tokens`` tokens."""

@@ -41,13 +41,15 @@ class LoadedModel:
     def id_hex(self) -> str:
         return self.model_id.hex()
 
-    def exact_for(self, device: str = "cpu"):
-        """The predictor in exact integer arithmetic (lmzip.models.qmodel), built once per device."""
-        if device not in self._exact:
-            from lmzip.models.qmodel import exact_predictor
+    def exact_for(self, device: str = "cpu", arith: int | None = None):
+        """The predictor in exact integer arithmetic ``arith`` (lmzip.models.qmodel; default: what new
+        files use), built once per device and arithmetic."""
+        from lmzip.models.qmodel import ARITH, exact_predictor
 
-            self._exact[device] = exact_predictor(self.predictor, device)
-        return self._exact[device]
+        key = (device, arith or ARITH)
+        if key not in self._exact:
+            self._exact[key] = exact_predictor(self.predictor, *key)
+        return self._exact[key]
 
 
 def _storage_dtype(name: str, t: torch.Tensor) -> torch.dtype:

@@ -1,5 +1,6 @@
 """Exact predictors: the trained Transformer and LSTM evaluated in the integer arithmetic of
-lmzip.arith.exact, so that their coder counts are the same on every machine (arithmetic version 1).
+lmzip.arith.exact, so that their coder counts are the same on every machine (arithmetic versions 1
+and 3, which differ only in how finely the matrix products' operands are quantized: exact.QUANTS).
 
 Built from a float Predictor (the stored bf16 weights) by quantization rules that are themselves
 exact, so the model file alone decides every count. ``step`` feeds one token per stream and
@@ -27,6 +28,7 @@ QK_BITS = 10  # queries, keys and values in 1/2^10, clamped to +-2^20 (real +-10
 QK_CLAMP = float(1 << 20)
 ATT_BITS = 16  # attention weights in 1/2^16 of the largest
 assert LOGIT_BITS == exact.LOGIT_STEPS.bit_length() - 1
+ARITH = 3  # what new files use: int8 operands (exact.Q8); arithmetic 1 (exact.Q9) still decodes
 
 
 class ExactPredictor:
@@ -44,19 +46,20 @@ class ExactPredictor:
         raise NotImplementedError
 
 
-def exact_predictor(model: Predictor, device: str = "cpu") -> ExactPredictor:
-    """The exact counterpart of a float predictor (the Transformer or the LSTM)."""
+def exact_predictor(model: Predictor, device: str = "cpu", arith: int = ARITH) -> ExactPredictor:
+    """The exact counterpart of a float predictor (the Transformer or the LSTM) in arithmetic ``arith``."""
+    quant = exact.QUANTS[arith]
     with torch.inference_mode():
         if isinstance(model, GPT):
-            return ExactGPT(model, device)
+            return ExactGPT(model, device, quant)
         if isinstance(model, LSTMModel):
-            return ExactLSTM(model, device)
+            return ExactLSTM(model, device, quant)
     raise TypeError(f"no exact form for {type(model).__name__}")
 
 
-def _head(model: Predictor) -> QNormLinear:
+def _head(model: Predictor, quant: exact.Quant) -> QNormLinear:
     V = model.config.vocab_size
-    return QNormLinear(model.ln_f.weight, model.ln_f.bias, model.wte.weight[:V], out_bits=LOGIT_BITS)
+    return QNormLinear(model.ln_f.weight, model.ln_f.bias, model.wte.weight[:V], out_bits=LOGIT_BITS, quant=quant)
 
 
 # ---------------------------------------------------------------------------- Transformer
@@ -72,7 +75,8 @@ class _Layer:
 
 @dataclass
 class ExactGPTState:
-    """KV caches per layer [B, Hkv, W, hd] (integers in 1/2^QK_BITS), next position, inputs seen."""
+    """KV caches per layer [B, Hkv, W, hd] (integers in 1/2^QK_BITS, at most 2^20: float32 holds them
+    exactly in half float64's memory, which attention streams through), next position, inputs seen."""
 
     k: list[Tensor]
     v: list[Tensor]
@@ -83,16 +87,17 @@ class ExactGPTState:
 class ExactGPT(ExactPredictor):
     """The Transformer of lmzip.models.model in exact arithmetic; the same window and re-priming rule."""
 
-    def __init__(self, m: GPT, device: str = "cpu"):
+    def __init__(self, m: GPT, device: str, quant: exact.Quant):
         c = self.cfg = m.config
         self.vocab, self.bos, self.device = c.vocab_size, c.vocab_size, device
         self.hd = c.n_embd // c.n_head
         self.emb = fixed(m.wte.weight).to(device)  # [V+1, C]
-        self.layers = [_Layer(QNormLinear(b.ln1.weight, b.ln1.bias, b.attn.qkv.weight).to(device),
-                              QLinear(b.attn.proj.weight, in_bits=QK_BITS).to(device),
-                              QNormLinear(b.ln2.weight, b.ln2.bias, b.mlp.up.weight).to(device),
-                              QLinear(b.mlp.down.weight).to(device)) for b in m.blocks]
-        self.head = _head(m).to(device)
+        q = quant
+        self.layers = [_Layer(QNormLinear(b.ln1.weight, b.ln1.bias, b.attn.qkv.weight, quant=q).to(device),
+                              QLinear(b.attn.proj.weight, in_bits=QK_BITS, quant=q).to(device),
+                              QNormLinear(b.ln2.weight, b.ln2.bias, b.mlp.up.weight, quant=q).to(device),
+                              QLinear(b.mlp.down.weight, quant=q).to(device)) for b in m.blocks]
+        self.head = _head(m, quant).to(device)
         cos, sin = exact.rotary_table(c.context, self.hd, ROT_BITS)
         self.cos, self.sin = cos.to(device), sin.to(device)
         # scores q.k in 1/2^(2 QK_BITS), scaled by 1/sqrt(hd), to 1/LOGIT_STEPS nat: one float64 constant
@@ -101,7 +106,7 @@ class ExactGPT(ExactPredictor):
     def start(self, batch: int) -> ExactGPTState:
         c = self.cfg
         shape = (batch, c.n_kv_head, c.context, self.hd)
-        z = [torch.zeros(shape, dtype=torch.float64, device=self.device) for _ in range(c.n_layer)]
+        z = [torch.zeros(shape, dtype=torch.float32, device=self.device) for _ in range(c.n_layer)]
         hist = torch.zeros(batch, c.context, dtype=torch.long, device=self.device)
         return ExactGPTState(z, [t.clone() for t in z], hist)
 
@@ -133,13 +138,13 @@ class ExactGPT(ExactPredictor):
             o = torch.from_numpy(o).view(B, H, T, hd).transpose(1, 2).reshape(B, T, H * hd)
             return layer.proj(o)
         qg = q.reshape(B, Hkv, G * T, hd)
-        scores = torch.round(qg @ st.k[i][:, :, :L].transpose(-1, -2) * self.score_scale)  # [B, Hkv, G*T, L]
+        scores = torch.round(qg @ st.k[i][:, :, :L].double().transpose(-1, -2) * self.score_scale)  # [B, Hkv, G*T, L]
         mask = None
         if T > 1:
             qpos = p0 + torch.arange(T, device=x.device).repeat(G)
             mask = torch.arange(L, device=x.device)[None, :] <= qpos[:, None]
         w = exact.softmax_weights(scores, mask, ATT_BITS)
-        o = torch.round((w @ st.v[i][:, :, :L]) / w.sum(-1, keepdim=True))  # exact sums, one division
+        o = torch.round((w @ st.v[i][:, :, :L].double()) / w.sum(-1, keepdim=True))  # exact sums, one division
         o = o.view(B, Hkv, G, T, hd).reshape(B, H, T, hd).transpose(1, 2).reshape(B, T, H * hd)
         return layer.proj(o)
 
@@ -196,7 +201,7 @@ def _table(name: str):
 class ExactLSTM(ExactPredictor):
     """The LSTM of lmzip.models.model in exact arithmetic: gates by integer tables, state in 1/2^FRAC."""
 
-    def __init__(self, m: LSTMModel, device: str = "cpu"):
+    def __init__(self, m: LSTMModel, device: str, quant: exact.Quant):
         c = self.cfg = m.config
         self.vocab, self.bos, self.device = c.vocab_size, c.vocab_size, device
         self.emb = fixed(m.wte.weight).to(device)
@@ -204,9 +209,9 @@ class ExactLSTM(ExactPredictor):
         self.ih, self.hh = [], []
         for n in range(c.n_layer):
             bias = getattr(lstm, f"bias_ih_l{n}").double() + getattr(lstm, f"bias_hh_l{n}").double()
-            self.ih.append(QLinear(getattr(lstm, f"weight_ih_l{n}"), bias).to(device))
-            self.hh.append(QLinear(getattr(lstm, f"weight_hh_l{n}")).to(device))
-        self.head = _head(m).to(device)
+            self.ih.append(QLinear(getattr(lstm, f"weight_ih_l{n}"), bias, quant=quant).to(device))
+            self.hh.append(QLinear(getattr(lstm, f"weight_hh_l{n}"), quant=quant).to(device))
+        self.head = _head(m, quant).to(device)
 
     def start(self, batch: int) -> tuple[Tensor, Tensor]:
         c = self.cfg

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from lmzip.arith import exact, kernels
+from lmzip.arith import detfloat, exact, kernels
 from lmzip.coding import codec
 from lmzip.coding.settings import Settings
 from tests.conftest import TEXT
@@ -42,19 +42,76 @@ def test_tables(reference, name):
         assert torch.equal(fast, exact.apply_table(name, x))
 
 
-def test_quantize_linear_norm_and_counts(reference):
+@pytest.mark.parametrize("quant", [exact.Q9, exact.Q8], ids=["arith1", "arith3"])
+@pytest.mark.parametrize("int8", [True, False], ids=["int8-gemm", "float32-gemm"])
+def test_quantize_linear_norm_and_counts(reference, monkeypatch, quant, int8):
+    """Arithmetic 3 on the CPU multiplies int8 matrices (torch._int_mm), or float32 where that is
+    missing; the torch reference multiplies float32 everywhere: all give the same integers."""
+    if int8 and not exact._int8_gemm_works():
+        pytest.skip("torch._int_mm does not run here")
+    monkeypatch.setattr(exact, "INT8_GEMM", int8)
     w, g, b = torch.randn(50, 40), torch.rand(40) + 0.5, torch.randn(40) * 0.1
-    lin, norm = exact.QLinear(w, torch.randn(50)), exact.QNormLinear(g, b, w)
-    head = exact.QNormLinear(g, b, w, out_bits=6)
+    lin, norm = exact.QLinear(w, torch.randn(50), quant=quant), exact.QNormLinear(g, b, w, quant=quant)
+    head = exact.QNormLinear(g, b, w, out_bits=6, quant=quant)
+    assert (lin.gemm.w8 is not None) == (int8 and quant.int8)
     x = torch.cat([_ints(7, 40), torch.zeros(1, 40, dtype=torch.float64)])  # a zero row too
-    fast = [*exact.quantize_rows(x), lin(x), norm(x), exact.counts_from_logits(head(x))]
+    fast = [*exact.quantize_rows(x, quant), lin(x), norm(x), exact.counts_from_logits(head(x))]
     with reference:
-        slow = [*exact.quantize_rows(x), lin(x), norm(x), exact.counts_from_logits(head(x))]
+        slow = [*exact.quantize_rows(x, quant), lin(x), norm(x), exact.counts_from_logits(head(x))]
     for a, b in zip(fast, slow, strict=True):
         assert torch.equal(a.double(), b.double())
+
+
+def test_int8_products_at_their_limits_are_exact():
+    """The worst case of rule 1 for arithmetic 3: every operand at its bound, both signs, in one GEMM
+    of many terms (a backend that saturated pairs of products in int16 would fail here)."""
+    if not exact._int8_gemm_works():
+        pytest.skip("torch._int_mm does not run here")
+    K = 1000
+    q = torch.tensor([[127.0] * K, [-127.0] * K, [127.0, -127.0] * (K // 2)])
+    w = exact.QLinear(torch.tensor([[1.0] * K, [-1.0] * K]), quant=exact.Q8)
+    assert w.gemm.w8.abs().max() == exact.Q8.wq
+    got = torch._int_mm(q.to(torch.int8), w.gemm.w8).double()
+    assert torch.equal(got, q.double() @ w.gemm.w.double().T)
+    assert got[0, 0] == 127 * 63 * K
 
 
 def test_whole_models_code_the_same_bytes(reference, byte_model):
     fast = codec.encode(TEXT[:400], byte_model, Settings(segment=150, mix=True))[0]
     with reference:
         assert codec.encode(TEXT[:400], byte_model, Settings(segment=150, mix=True))[0] == fast
+
+
+def test_learning_products_from_int8_limbs_equal_the_float64_product(monkeypatch):
+    """Arithmetic 4's learning products: four int8 GEMMs over the operands' limbs give the integers a
+    float64 product of the same quantized operands gives (every row and column reaches its bound)."""
+    if not exact._int8_gemm_works():
+        pytest.skip("torch._int_mm does not run here")
+    g = torch.Generator().manual_seed(1)
+    for M, K, N in [(33, 70, 9), (5, 1, 3), (64, 384, 200)]:
+        a = torch.randn(M, K, generator=g, dtype=torch.float64) * 3
+        b = torch.randn(N, K, generator=g, dtype=torch.float64).T  # a transposed weight, as linear layers pass it
+        a[0] = 0.0
+        with detfloat.products(2):
+            fast = detfloat.dmm(a, b)
+            monkeypatch.setattr(exact, "INT8_GEMM", False)
+            slow = detfloat.dmm(a, b)
+            monkeypatch.setattr(exact, "INT8_GEMM", True)
+        assert torch.equal(fast, slow)
+        if K > 1:
+            with detfloat.products(1):
+                assert not torch.equal(detfloat.dmm(a, b), fast)  # the versions differ: the switch is real
+
+
+def test_the_int8_gemm_is_not_used_where_torch_gets_it_wrong():
+    """torch._int_mm multiplies wrongly over one term (K = 1) when the right operand is a transposed
+    column (strides (1, 1), as learning passes weights); such products take the float path."""
+    if not exact._int8_gemm_works():
+        pytest.skip("torch._int_mm does not run here")
+    g = torch.Generator().manual_seed(0)
+    a = torch.randint(-127, 128, (4, 1), generator=g, dtype=torch.int8)
+    b = torch.randint(-63, 64, (5, 1), generator=g, dtype=torch.int8).T
+    if torch.equal(torch._int_mm(a, b).long(), a.long() @ b.long()):
+        pytest.skip("this torch multiplies K = 1 correctly")  # then the guard is only caution
+    assert not exact.int8_gemm(1) and exact.int8_gemm(exact.INT8_MIN_K)
+    assert exact.QLinear(torch.ones(5, 1), quant=exact.Q8).gemm.w8 is None

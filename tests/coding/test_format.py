@@ -138,8 +138,9 @@ def test_seed_field_round_trips():
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda b: b.__setitem__(6, 3), "unsupported arithmetic version 3"),
+    (lambda b: b.__setitem__(6, 5), "unsupported arithmetic version 5"),
     (lambda b: b.__setitem__(6, 2), "arithmetic does not match the adapt flag"),
+    (lambda b: b.__setitem__(6, 4), "arithmetic does not match the adapt flag"),
     (lambda b: b.__setitem__(9, 4), "reserved bytes 7-10 are not 0"),
     (lambda b: b.__setitem__(6, 0), "machine-bound --adapt file of lmzip 0.2.0"),
     (lambda b: b[49:57].__setitem__(slice(None), bytes(8)) or b.__setitem__(slice(49, 57), bytes(8)), "no tokens"),

@@ -10,15 +10,16 @@ import pytest
 from lmzip.coding import codec
 from lmzip.coding import format as fmt
 from lmzip.models.checkpoint import load_model
-from tests.make_golden import CASES, golden_model, golden_path
+from tests.make_golden import ARITHS, CASES, golden_model, golden_path, golden_settings
 
 DATA = Path(__file__).parent.parent / "data"
 ORIGINAL = (DATA / "golden.txt").read_bytes()
 GOLDEN = sorted(DATA.glob("golden-*-v*.lmz"))
 
 
-def test_there_are_golden_files_of_the_current_version():
-    assert {p.name for p in GOLDEN} >= {golden_path(a, t).name for a in ("gpt", "lstm") for t in CASES}
+def test_there_are_golden_files_of_the_current_version_and_every_arithmetic():
+    want = {golden_path(a, t, arith=r).name for a in ("gpt", "lstm") for t in CASES for r in ARITHS}
+    assert {p.name for p in GOLDEN} >= want
 
 
 @pytest.mark.parametrize("path", GOLDEN, ids=[p.name for p in GOLDEN])
@@ -30,17 +31,19 @@ def test_every_golden_file_decodes(path):
     tag = path.name[len(f"golden-{arch}") : path.name.rindex("-v")]
     assert head.crlf == (tag == "-crlf") and head.mix == (tag in ("-mix", "-scratch"))
     learns = tag in ("-adapt", "-scratch")
-    assert head.adapt == learns and head.arith == (2 if learns else 1)
+    counts = 3 if "-arith3" in path.name else 1
+    assert head.adapt == learns and head.arith == counts + learns
     assert (head.seed is not None) == (tag == "-scratch")
     assert codec.decode(head, payload, golden_model(arch, tag)) == original
 
 
+@pytest.mark.parametrize("arith", ARITHS)
 @pytest.mark.parametrize("arch", ["gpt", "lstm"])
 @pytest.mark.parametrize("tag", list(CASES))
-def test_encoder_reproduces_the_golden_bitstream(arch, tag):
-    data, settings = CASES[tag]
-    blob, head, _ = codec.encode(data(), golden_model(arch, tag), settings)
-    assert blob == golden_path(arch, tag).read_bytes()
+def test_encoder_reproduces_the_golden_bitstream(arch, tag, arith):
+    """New files (arithmetic 3) come out bit for bit; so do arithmetic 1's, whose code is kept to decode them."""
+    blob, head, _ = codec.encode(CASES[tag][0](), golden_model(arch, tag), golden_settings(tag, arith))
+    assert blob == golden_path(arch, tag, arith=arith).read_bytes()
 
 
 def test_golden_model_id_and_layout_are_stable():
@@ -58,3 +61,14 @@ def test_pre_release_formats_are_refused_with_one_clear_line(version):
     with pytest.raises(fmt.FormatError, match=f"pre-release lmzip, format {version}: decode it with lmzip 0.1.0 "
                                               "on the machine that wrote it"):
         fmt.unpack(bytes(blob))
+
+
+@pytest.mark.parametrize("tag", ["", "-adapt"])
+def test_arithmetic_3_files_decode_without_int8_products(monkeypatch, tag):
+    """Where torch._int_mm is missing (or on a GPU), float32 and float64 products of the same integers
+    decode what int8 GEMMs wrote."""
+    from lmzip.arith import exact
+
+    monkeypatch.setattr(exact, "INT8_GEMM", False)
+    head, payload = fmt.unpack(golden_path("gpt", tag, arith=3).read_bytes())
+    assert codec.decode(head, payload, golden_model("gpt", tag)) == ORIGINAL
