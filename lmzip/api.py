@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import io
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from lmzip.coding import format as fmt
 
@@ -13,13 +15,18 @@ class Result:
     """What one compression produced, with the figures a user wants to see."""
 
     blob: bytes
-    header: fmt.Header
+    header: fmt.Header  # the first block's
     ideal_bits: float  # Σ -log2 p over the tokens under the coder's integer counts (header and flush excluded)
+    headers: list[fmt.Header] = field(default_factory=list)  # every block's, in order
+
+    @property
+    def original_length(self) -> int:
+        return sum(h.original_length for h in self.headers) if self.headers else self.header.original_length
 
     @property
     def bits_per_byte(self) -> float:
         """8 × compressed / original."""
-        return 8 * len(self.blob) / max(1, self.header.original_length)
+        return 8 * len(self.blob) / max(1, self.original_length)
 
 
 class LMCompressor:
@@ -41,11 +48,17 @@ class LMCompressor:
             _check_device(self.settings.device)
 
     def compress_ex(self, data: bytes, progress=None) -> Result:
-        """Compress and return the blob with its header and the bits the coder paid."""
-        from lmzip.coding import codec
+        """Compress and return the blob with its headers and the bits the coder paid."""
+        out = io.BytesIO()
+        t = self.compress_stream(io.BytesIO(bytes(data)), out, progress, len(data))
+        return Result(out.getvalue(), t.first, t.ideal_bits, t.headers)
 
-        blob, head, bits = codec.encode(bytes(data), self.model, self.settings, progress, self.jobs)
-        return Result(blob, head, bits)
+    def compress_stream(self, src: BinaryIO, dst: BinaryIO, progress=None, total: int | None = None):
+        """Read ``src`` block by block and write the .lmz frames to ``dst``; returns the stream's Totals
+        (``progress(bytes done, bytes in all)``; ``total``: the input's size where known)."""
+        from lmzip.coding import stream
+
+        return stream.compress_stream(src, dst, self.model, self.settings, progress, self.jobs, total)
 
     def compress(self, data: bytes, progress=None) -> bytes:
         """bytes -> .lmz bytes."""
@@ -57,8 +70,8 @@ class LMCompressor:
 
 
 def inspect(blob: bytes) -> fmt.Header:
-    """The header of an .lmz blob, checked; no model and no torch needed."""
-    return fmt.unpack(blob)[0]
+    """The header of an .lmz blob's first block, checked; no model and no torch needed."""
+    return fmt.parse_header(blob)
 
 
 def compress(data: bytes, model: str | Path | None = None, **kw) -> bytes:
@@ -70,20 +83,33 @@ def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None, 
     """Decompress an .lmz blob; the model is found by the id the file records (or given).
 
     ``device`` runs the file's model there (any device gives the same bytes)."""
-    head, payload = fmt.unpack(blob)
-    if head.stored:
-        return fmt.verify(head, payload)
-    from lmzip.coding import codec
-    from lmzip.models import registry
+    out = io.BytesIO()
+    decompress_stream(io.BytesIO(blob), out, model, progress, jobs, device, len(blob))
+    return out.getvalue()
 
-    if model is not None and not isinstance(model, (str, Path)) and model.model_id == head.model_id:
-        loaded = model
-    else:
-        hint = model if isinstance(model, (str, Path)) and head.seed is None else None
-        loaded = registry.find_by_id(head.model_id, head.model_name, hint, head.seed)
+
+def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, progress=None, jobs: int | None = None,
+                      device: str = "cpu", total: int | None = None):
+    """Decode the .lmz frames of ``src`` into ``dst`` block by block; returns the stream's Totals."""
+    from lmzip.coding import stream
+
     if device != "cpu":
         _check_device(device)
-    return codec.decode(head, payload, loaded, progress, jobs, device)
+    found: dict = {}
+
+    def model_for(head: fmt.Header):
+        key = (head.model_id, head.seed)
+        if key not in found:
+            from lmzip.models import registry
+
+            if model is not None and not isinstance(model, (str, Path)) and model.model_id == head.model_id:
+                found[key] = model
+            else:
+                hint = model if isinstance(model, (str, Path)) and head.seed is None else None
+                found[key] = registry.find_by_id(head.model_id, head.model_name, hint, head.seed)
+        return found[key]
+
+    return stream.decompress_stream(src, dst, model_for, progress, jobs, device, total)
 
 
 def _check_device(device: str) -> None:

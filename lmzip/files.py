@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from lmzip.errors import LmzipError
 
@@ -29,6 +31,92 @@ def read_input(src: Path, force: bool = False) -> bytes:
         raise LmzipError(f"{src}: {e.strerror or e}") from e
 
 
+def open_input(src: Path, force: bool = False) -> BinaryIO:
+    """An input file opened for reading, after read_input's checks (read it block by block)."""
+    if src.is_dir():
+        raise Skip(f"{src}: is a directory -- ignored")
+    if src.exists() and not src.is_file() and not force:
+        raise Skip(f"{src}: not a regular file -- ignored (use -f to read it)")
+    try:
+        return open(src, "rb")  # noqa: SIM115 - the caller closes it
+    except OSError as e:
+        raise LmzipError(f"{src}: {e.strerror or e}") from e
+
+
+def size_of(f: BinaryIO) -> int | None:
+    """The size of a regular file behind ``f`` (None for pipes and terminals): for progress only."""
+    try:
+        st = os.fstat(f.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    import stat
+
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+@contextlib.contextmanager
+def atomic_output(dst: Path, force: bool, like: Path | None = None) -> Iterator[BinaryIO]:
+    """A file to write (and read back) that appears as ``dst`` only when the block completes; on any
+    failure, interrupt or kill nothing is left behind, and an existing file is replaced only with
+    ``force``. ``like`` copies the permission bits of the input (as gzip does).
+
+    On Linux the file is unnamed (O_TMPFILE) until it is complete, so even SIGKILL leaves nothing;
+    elsewhere it is a named temporary beside ``dst``, removed on any failure that can be caught."""
+    if dst.exists() and not force:
+        raise LmzipError(f"{dst}: already exists; use -f to overwrite")
+    if dst.is_dir():
+        raise LmzipError(f"{dst}: is a directory")
+    folder = str(dst.parent or ".")
+    tmp = None
+    try:
+        fd = _unnamed(folder)
+        if fd is None:
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{dst.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w+b") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+            if like is not None:
+                os.chmod(f.fileno(), os.stat(like).st_mode & 0o7777)
+            if tmp is None:  # give the unnamed file a temporary name, then move it into place
+                tmp = tempfile.mktemp(dir=folder, prefix=f".{dst.name}.", suffix=".tmp")
+                _link(f.fileno(), tmp)
+        os.replace(tmp, dst)
+        tmp = None
+    except OSError as e:
+        raise LmzipError(f"{dst}: {e.strerror or e}") from e
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _unnamed(folder: str) -> int | None:
+    """An unnamed file in ``folder`` (Linux O_TMPFILE), or None where the system or file system has none."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not os.path.exists("/proc/self/fd"):
+        return None
+    try:
+        return os.open(folder, flag | os.O_RDWR, 0o666 & ~_umask())
+    except OSError:
+        return None
+
+
+def _link(fd: int, path: str) -> None:
+    """Give the unnamed file ``fd`` the name ``path`` (linkat with AT_SYMLINK_FOLLOW through /proc: a
+    dir_fd makes Python call linkat, where a plain os.link calls link and fails across /proc)."""
+    root = os.open("/", os.O_RDONLY)
+    try:
+        os.link(f"/proc/self/fd/{fd}", path, src_dir_fd=root, follow_symlinks=True)
+    finally:
+        os.close(root)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def check_suffix(suffix: str) -> None:
     """A suffix that can name a file: not empty, no path separator."""
     if not suffix or "/" in suffix or suffix in (".", ".."):
@@ -50,30 +138,31 @@ def decompressed_name(src: Path, suffix: str = SUFFIX) -> Path:
 
 
 def write_atomic(dst: Path, data: bytes, force: bool, like: Path | None = None) -> None:
-    """Write ``data`` to a temporary beside ``dst`` and rename it into place only when complete.
+    """Write ``data`` to ``dst`` through ``atomic_output``: all of it, or nothing."""
+    with atomic_output(dst, force, like) as f:
+        f.write(data)
 
-    Nothing is left behind on any failure or interrupt, and an existing file is replaced only
-    with ``force``. ``like`` copies the permission bits of the input (as gzip does)."""
-    if dst.exists() and not force:
-        raise LmzipError(f"{dst}: already exists; use -f to overwrite")
-    if dst.is_dir():
-        raise LmzipError(f"{dst}: is a directory")
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=dst.parent or ".", prefix=f".{dst.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if like is not None:
-            shutil.copymode(like, tmp)
-        os.replace(tmp, dst)
-        tmp = None
-    except OSError as e:
-        raise LmzipError(f"{dst}: {e.strerror or e}") from e
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+
+class Discard:
+    """A sink that keeps nothing (``lmzip test`` decodes and checks, and writes nothing)."""
+
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+
+class SameAs:
+    """A sink that compares what is written with ``original``, piece by piece (``--rm``'s check)."""
+
+    def __init__(self, original: BinaryIO):
+        self.original, self.same = original, True
+
+    def write(self, data: bytes) -> int:
+        self.same = self.same and self.original.read(len(data)) == data
+        return len(data)
+
+    def complete(self) -> bool:
+        """Everything matched and the original has nothing more."""
+        return self.same and not self.original.read(1)
 
 
 def remove_input(src: Path) -> None:

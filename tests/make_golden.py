@@ -1,8 +1,9 @@
 """Write the committed golden files for the current format version (run by hand, once per version).
 
 Format 8 is the first portable one: its files decode on any machine, and they stay committed
-forever to prove it (formats 1-7 were machine-bound pre-releases and are refused). Each arithmetic
-has its set: 1 (lmzip 0.3.0-0.4.0, no suffix) and 3 (``-arith3``). Learning while coding (arithmetic
+forever to prove it (formats 1-7 were machine-bound pre-releases and are refused). Format 8 has two
+sets, arithmetic 1 (lmzip 0.3.0-0.4.0, no suffix) and 3 (``-arith3``); format 9 (blocks) has
+arithmetic 3's. Learning while coding (arithmetic
 2 and 4) has its own: fine-tuning the golden models, and learning from scratch from a byte
 preset's seeded random weights (the "-scratch" files name the preset in their header).
     python -m tests.make_golden
@@ -43,7 +44,7 @@ def golden_model(arch: str, tag: str):
     return load_model(DATA / f"golden-{arch}")
 
 
-ARITHS = (1, ARITH_EXACT)  # the arithmetics of the counts that have golden files
+ARITHS = (1, ARITH_EXACT)  # the arithmetics of the counts that have format-8 golden files
 
 
 def golden_path(arch: str, tag: str, version: int = format.VERSION, arith: int = ARITH_EXACT) -> Path:
@@ -64,12 +65,11 @@ def main() -> None:
         if not folder.exists():
             save_model(tiny(arch), ByteTokenizer(), folder)
         for tag, (data, _) in CASES.items():
-            for arith in ARITHS:
-                blob, head, _ = codec.encode(data(), golden_model(arch, tag), golden_settings(tag, arith), workers=1)
-                assert not head.stored
-                out = golden_path(arch, tag, arith=arith)
-                if not out.exists():  # a golden file is never rewritten
-                    out.write_bytes(blob)
+            blob, head, _ = codec.encode(data(), golden_model(arch, tag), golden_settings(tag), workers=1)
+            assert not head.stored
+            out = golden_path(arch, tag)
+            if not out.exists():  # a golden file is never rewritten
+                out.write_bytes(blob)
 
 
 if __name__ == "__main__":

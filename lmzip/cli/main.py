@@ -58,29 +58,41 @@ def io_options(f):
 @click.option("--adapt-block", type=int, help="Coded steps between optimizer steps (default 32; 8 with --seed).")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1),
               help="With --adapt: start from seeded random weights of the preset -m names (learn from scratch).")
+@click.option("--block-size", "block_size", metavar="SIZE",
+              help="Bytes per independently coded block, such as 4M (default 4 MiB; memory follows it, not the "
+                   "input size).")
 def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet,
-             threads, segment, mix, adapt, adapt_lr, adapt_block, seed) -> None:
+             threads, segment, mix, adapt, adapt_lr, adapt_block, seed, block_size) -> None:
     """Compress FILES (or standard input) to FILE.lmz."""
     from lmzip.api import LMCompressor
     from lmzip.coding.settings import Settings
 
     state: dict = {}
-    options = dict(mix=mix, adapt=adapt, adapt_lr=adapt_lr, adapt_block=adapt_block, seed=seed, segment=segment,
-                   device=device, threads=threads)
     try:
+        options = dict(mix=mix, adapt=adapt, adapt_lr=adapt_lr, adapt_block=adapt_block, seed=seed, segment=segment,
+                       device=device, threads=threads, block_size=_size(block_size))
         Settings.make(**options)  # bad options fail here, before any input is read
     except ValueError as e:
         _exit_error(str(e))
 
-    def run(data: bytes):
+    def run(src, dst, total, path):
         if "c" not in state:
             state["c"] = LMCompressor(model, jobs=jobs, **options)
         with ui.progress("compress", not quiet) as bar:
-            res = state["c"].compress_ex(data, bar)
-        if remove and state["c"].decompress(res.blob) != data:
-            raise LmzipError("round-trip check failed; input kept")
-        note = f", model {res.header.model_name}" if not res.header.stored else ", stored"
-        return res.blob, note
+            t = state["c"].compress_stream(src, dst, bar, total)
+        if remove and path is not None:  # read the output back and compare it with the input, block by block
+            from lmzip.api import decompress_stream
+
+            dst.flush()
+            dst.seek(0)
+            with open(path, "rb") as original:
+                same = files.SameAs(original)
+                decompress_stream(dst, same, state["c"].model, jobs=jobs)
+                if not same.complete():
+                    raise LmzipError("round-trip check failed; input kept")
+        h = t.first
+        note = f", model {h.model_name}" if not all(x.stored for x in t.headers) else ", stored"
+        return t.original, t.compressed, note, t
 
     _each(inputs, run, "compress", to_stdout, output, force, remove, suffix, quiet, verbose)
 
@@ -89,11 +101,12 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
 @io_options
 def decompress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet) -> None:
     """Decompress FILE.lmz (or standard input) to FILE."""
-    from lmzip.api import decompress as dec
+    from lmzip.api import decompress_stream as dec
 
-    def run(blob: bytes):
+    def run(src, dst, total, path):
         with ui.progress("decompress", not quiet) as bar:
-            return dec(blob, model=model, progress=bar, jobs=jobs, device=device), ""
+            t = dec(src, dst, model=model, progress=bar, jobs=jobs, device=device, total=total)
+        return t.original, t.compressed, "", t
 
     _each(inputs, run, "decompress", to_stdout, output, force, remove, suffix, quiet, verbose)
 
@@ -138,37 +151,63 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbo
         raise LmzipError("refusing to write compressed data to a terminal (use -f to force)")
     if dst is not None and dst.exists() and not force:
         raise LmzipError(f"{dst}: already exists; use -f to overwrite")
-    data = sys.stdin.buffer.read() if stdin else files.read_input(src, force)
+    fin = sys.stdin.buffer if stdin else files.open_input(src, force)
     t0 = time.perf_counter()
     try:
-        result, note = run(data)
-    except files.Skip:
+        total = None if stdin else files.size_of(fin)
+        if dst is None:
+            orig, comp, note, t = run(fin, _Stdout(), total, src)
+        else:
+            with files.atomic_output(dst, force, like=src) as fout:
+                orig, comp, note, t = run(fin, fout, total, src)
+    except (files.Skip, _StdoutError):
         raise
     except LmzipError as e:
         raise LmzipError(f"{name}: {e}") from e
-    if dst is None:
-        _write_stdout(result)
-    else:
-        files.write_atomic(dst, result, force, like=src)
+    finally:
+        if not stdin:
+            fin.close()
     if remove and src is not None and dst is not None:
         files.remove_input(src)
     if not quiet:
-        orig, comp = (len(data), len(result)) if mode == "compress" else (len(result), len(data))
         bpb = 8 * comp / max(1, orig)
         where = f" -> {dst}" if dst is not None else ""
         ui.err.print(f"{name}: {bpb:.3f} bpb ({ui.human(orig)} => {ui.human(comp)}{note}){where}", markup=False)
     if verbose:
-        from lmzip.api import inspect
-
-        h = inspect(result if mode == "compress" else data)
+        h = t.first
         secs = time.perf_counter() - t0
+        blocks = f"{len(t.headers)} block(s) of up to {ui.human(h.block_size)}, first: " if h.block_size else ""
         layout = "stored" if h.stored else (f"{h.n_tokens:,} tokens in {h.n_segments} segments of {h.segment_length}"
                                              f", {h.groups} group(s), model id {h.model_id.hex()[:12]}"
                                              + (", CRLF" if h.crlf else "") + (", mix" if h.mix else "")
                                              + f", arithmetic {h.arith}"
                                              + (f", adapt lr {h.adapt_lr:g} block {h.adapt_block}" if h.adapt else "")
                                              + (f", random weights seed {h.seed}" if h.seed is not None else ""))
-        ui.err.print(f"  {layout}; {orig / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s)", markup=False)
+        ui.err.print(f"  {blocks}{layout}; {orig / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s)", markup=False)
+
+
+class _StdoutError(LmzipError):
+    """Standard output failed (its message names it, not the input)."""
+
+
+class _Stdout:
+    """Standard output as a stream; a full disk or a closed pipe is one line, not a traceback."""
+
+    def write(self, data: bytes) -> int:
+        _write_stdout(data)
+        return len(data)
+
+
+def _size(text: str | None) -> int | None:
+    """'4M' -> 4 MiB (K, M, G: powers of 1024; plain digits: bytes)."""
+    if text is None:
+        return None
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
+    digits = t[:-1] if scale > 1 else t
+    if not digits.isdigit():
+        raise ValueError(f"--block-size: {text!r} is not a size such as 4M or 65536")
+    return int(digits) * scale
 
 
 def _write_stdout(data: bytes) -> None:
@@ -181,7 +220,7 @@ def _write_stdout(data: bytes) -> None:
         sys.exit(ui.ERROR)
     except OSError as e:
         _silence_stdout()
-        raise LmzipError(f"standard output: {e.strerror or e}") from e
+        raise _StdoutError(f"standard output: {e.strerror or e}") from e
 
 
 def _silence_stdout() -> None:
@@ -202,13 +241,13 @@ def _exit_error(message: str) -> None:
 @click.option("-q", "--quiet", is_flag=True)
 def test_cmd(inputs, model, quiet) -> None:
     """Decode FILES and verify them against their checksums; write nothing."""
-    from lmzip.api import decompress as dec
+    from lmzip.api import decompress_stream
 
     status = ui.OK
     for name in inputs:
         try:
-            with ui.progress("test", not quiet) as bar:
-                dec(files.read_input(Path(name)), model=model, progress=bar)
+            with files.open_input(Path(name)) as f, ui.progress("test", not quiet) as bar:
+                decompress_stream(f, files.Discard(), model=model, progress=bar, total=files.size_of(f))
             if not quiet:
                 ui.err.print(f"{name}: OK", markup=False)
         except LmzipError as e:

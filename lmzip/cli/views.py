@@ -14,16 +14,21 @@ from lmzip.errors import LmzipError
 from lmzip.models import registry
 
 
-def header_record(name: str, size: int, h: fmt.Header) -> dict:
-    """The fields of one header, as a flat dict."""
+def header_record(name: str, size: int, heads: list[fmt.Header]) -> dict:
+    """The fields of a file's headers (one per block; the first block's layout), as a flat dict."""
+    coded = [h for h in heads if not h.stored]
+    h = coded[0] if coded else heads[0]
+    original = sum(x.original_length for x in heads)
     return {
-        "file": name, "version": h.version, "mode": "stored" if h.stored else "coded",
-        "model": h.model_name or None, "model_id": h.model_id.hex() if not h.stored else None,
-        "original_bytes": h.original_length, "compressed_bytes": size,
-        "bits_per_byte": round(8 * size / max(1, h.original_length), 4), "crc32": f"{h.crc32:08x}",
-        "tokens": h.n_tokens, "segments": h.n_segments, "segment_length": h.segment_length,
+        "file": name, "version": h.version, "mode": "stored" if not coded else "coded",
+        "model": h.model_name or None, "model_id": h.model_id.hex() if coded else None,
+        "original_bytes": original, "compressed_bytes": size,
+        "bits_per_byte": round(8 * size / max(1, original), 4),
+        "crc32": f"{heads[0].crc32:08x}" if len(heads) == 1 else None,
+        "blocks": len(heads), "stored_blocks": len(heads) - len(coded), "block_size": h.block_size or None,
+        "tokens": sum(x.n_tokens for x in coded), "segments": h.n_segments, "segment_length": h.segment_length,
         "groups": h.groups, "mix": h.mix, "adapt": h.adapt,
-        "arithmetic": "stored" if h.stored else fmt.ARITHMETICS[h.arith],
+        "arithmetic": "stored" if not coded else fmt.ARITHMETICS[h.arith],
     }
 
 
@@ -32,13 +37,15 @@ def list_headers(inputs, as_json: bool) -> int:
     rows, status = [], ui.OK
     for name in inputs:
         try:
-            blob = files.read_input(Path(name))
+            f = files.open_input(Path(name))
         except LmzipError as e:
             ui.error(str(e))
             status = ui.ERROR
             continue
         try:
-            rows.append(header_record(name, len(blob), fmt.unpack(blob)[0]))
+            with f:
+                heads = [h for h, _ in fmt.read_frames(f)]  # every frame checked, no payload kept
+                rows.append(header_record(name, f.tell(), heads))
         except LmzipError as e:
             ui.error(f"{name}: {e}")
             status = ui.ERROR
@@ -46,12 +53,14 @@ def list_headers(inputs, as_json: bool) -> int:
         ui.out.print_json(json.dumps(rows))
         return status
     if rows:
-        t = Table("file", "mode", "model", "original", "compressed", "bpb", "segments", "arithmetic", "crc32")
+        t = Table("file", "mode", "model", "original", "compressed", "bpb", "blocks", "segments", "arithmetic",
+                  "crc32")
         for r in rows:
             arith = r["arithmetic"]
             t.add_row(r["file"], r["mode"], r["model"] or "-", f"{r['original_bytes']:,}",
-                      f"{r['compressed_bytes']:,}", f"{r['bits_per_byte']:.3f}",
-                      f"{r['segments']} x {r['segment_length']}" if r["segments"] else "-", arith, r["crc32"])
+                      f"{r['compressed_bytes']:,}", f"{r['bits_per_byte']:.3f}", str(r["blocks"]),
+                      f"{r['segments']} x {r['segment_length']}" if r["segments"] else "-", arith,
+                      r["crc32"] or "per block")
         ui.out.print(t)
     return status
 

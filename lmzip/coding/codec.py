@@ -180,10 +180,10 @@ def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, setti
     return np.concatenate([toks[i, : lengths[i]] for i in range(len(lengths))])
 
 
-def header(data: bytes, model: LoadedModel, settings: Settings) -> Header:
-    """The header every file coded with ``settings`` starts from (layout and payload filled in later)."""
+def header(data: bytes, model: LoadedModel, settings: Settings, **where) -> Header:
+    """The header every block coded with ``settings`` starts from (layout and payload filled in later)."""
     head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name, arith=settings.arith,
-                  mix=settings.mix, seed=model.seed)
+                  mix=settings.mix, seed=model.seed, **where)
     if settings.adapt:
         head.adapt_optimizer, head.adapt_block = settings.adapt.optimizer, settings.adapt.block
         head.adapt_lr = float(np.float32(settings.adapt.lr))
@@ -191,17 +191,22 @@ def header(data: bytes, model: LoadedModel, settings: Settings) -> Header:
 
 
 def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
-           workers: int | None = None) -> tuple[bytes, Header, float]:
-    """Code ``data``; returns the whole .lmz file, its header and the bits the coder paid (Σ -log2 p).
-
-    ``workers`` decides only how many groups run at once, never how the input is cut."""
+           workers: int | None = None, block: int = 0, last: bool = True) -> tuple[bytes, Header, float]:
+    """Code ``data``, block number ``block`` of an input (lmzip.coding.stream; at most
+    ``settings.block_size`` bytes); returns its frame, the frame's header and the bits the coder paid
+    (Σ -log2 p). ``workers`` decides only how many groups run at once, never how the input is cut."""
+    if len(data) > settings.block_size:
+        raise ValueError(f"a block of {len(data)} bytes is longer than the block size {settings.block_size}")
+    where = dict(block=block, block_size=settings.block_size, last=last)
+    if transform.looks_random(data):  # nothing for a model to find: store it without running one
+        return (*_stored(data, **where), 0.0)
     text, crlf = transform.prepare(data)
     tokens = model.tokenizer.encode(text)
     if model.tokenizer.decode(tokens) != text:  # cannot happen with our tokenizers; never trust it
         raise IntegrityError("the tokenizer does not round-trip this input")
-    head = header(data, model, settings)
+    head = header(data, model, settings, **where)
     if len(tokens) == 0:
-        return (*_stored(data), 0.0)
+        return (*_stored(data, **where), 0.0)
     head.crlf, head.n_tokens = crlf, len(tokens)
     head.segment_length, head.groups = settings.layout(len(tokens))
     layout = Layout.of(len(tokens), head.segment_length, head.groups)
@@ -214,7 +219,7 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     payload = join_streams([r[0] for r in results])
     bits = sum(r[1] for r in results)
     if len(payload) >= len(data):  # coding would not shrink it: store the input as it is
-        return (*_stored(data), bits)
+        return (*_stored(data, **where), bits)
     head.payload_length = len(payload)
     return head.pack() + payload, head, bits
 
@@ -231,9 +236,9 @@ def _group_done(progress: Progress | None, lengths: np.ndarray, bounds: list[tup
     return done
 
 
-def _stored(data: bytes) -> tuple[bytes, Header]:
-    """The input as it is, behind a header that says so."""
-    head = Header(len(data), crc32(data), stored=True, payload_length=len(data))
+def _stored(data: bytes, **where) -> tuple[bytes, Header]:
+    """The block as it is, behind a header that says so."""
+    head = Header(len(data), crc32(data), stored=True, payload_length=len(data), **where)
     return head.pack() + data, head
 
 

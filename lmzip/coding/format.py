@@ -1,37 +1,43 @@
 """The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
 
-Layout (little-endian), format version 8. Versions 1-7 were machine-bound pre-releases (their
-probabilities were float computations that another CPU could round differently); this reader
-refuses them with one line that says how to decode them.
+A file is one or more frames, one per block of the input (version 9; a version-8 file is one
+frame that holds the whole input). Blocks are cut at a fixed size that the header records, every
+block but the last is full, and each frame is coded and checked on its own, so neither side holds
+more than a block. Versions 1-7 were machine-bound pre-releases (their probabilities were float
+computations that another CPU could round differently); this reader refuses them with one line
+that says how to decode them.
+
+The layout of a frame (little-endian):
 
 | offset | size | field |
 |---|---|---|
 | 0 | 4 | magic `89 4C 4D 5A` (`\\x89LMZ`; the first byte is not ASCII) |
-| 4 | 1 | format version (8) |
+| 4 | 1 | format version (9; 8 is still read) |
 | 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
 ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's counts were mixed with the
 online match model of lmzip.coding.mix); bit 3 = adapt (the model learned while coding, lmzip.coding.learn);
-bit 4 = seed (the model is the architecture preset named below with seeded random weights); bits 5-7
-reserved, must be 0 |
+bit 4 = seed (the model is the architecture preset named below with seeded random weights); bit 5 = last
+(version 9: no frame follows); bits 6-7 reserved, must be 0 |
 | 6 | 1 | arithmetic: 3 = exact integer with int8 operands (lmzip.arith.exact.Q8), with the adapt flag 4 = the
 same and learning in deterministic float64 (lmzip.arith.detfloat); 1 and 2 = the same with 9-bit activations
 (exact.Q9), written by lmzip 0.3.0-0.4.0. All decode on any machine. 0 was lmzip 0.2.0's machine-bound
 float32 learning while coding, which this reader refuses with one line |
 | 7 | 4 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
 | 11 | 2 | number of segment groups - 1 (groups are coded independently, in parallel) |
-| 13 | 8 | original length in bytes |
+| 13 | 8 | original length in bytes (of this block) |
 | 21 | 8 | payload length in bytes |
-| 29 | 4 | CRC32 of the original bytes |
+| 29 | 4 | CRC32 of the original bytes (of this block) |
 | 33 | 16 | model id (first 16 bytes of a sha256 over weights, architecture and tokenizer; 0 when stored) |
 | 49 | 8 | number of tokens |
 | 57 | 4 | segment length in tokens (segments are coded side by side as one batch) |
 | 61 | 1 | N = length of the model name |
 | 62 | N | model name (UTF-8) |
-| 62+N | A | only with the adapt flag (A = 7, else 0): optimizer (u8, 1 = Adam), learning rate (f32),
+| 62+N | K | only in version 9 (K = 8, else 0): block number from 0 (u32), block size in bytes (u32) |
+| 62+N+K | A | only with the adapt flag (A = 7, else 0): optimizer (u8, 1 = Adam), learning rate (f32),
 block in steps (u16) |
-| 62+N+A | S | only with the seed flag (S = 8, else 0): the seed of the random weights (u64) |
-| 62+N+A+S | 4 | CRC32 of all the header bytes before it |
-| 66+N+A+S | ... | payload: the raw input when stored; else with one group its range-coder words (uint32 LE),
+| 62+N+K+A | S | only with the seed flag (S = 8, else 0): the seed of the random weights (u64) |
+| 62+N+K+A+S | 4 | CRC32 of all the header bytes before it |
+| 66+N+K+A+S | ... | payload: the raw input when stored; else with one group its range-coder words (uint32 LE),
 with G > 1 groups G uint32 byte lengths, then each group's words |
 """
 
@@ -39,19 +45,24 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from lmzip.errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
-VERSION = 8
+VERSION = 9
+READS = (8, 9)  # format 8: one frame for the whole input (lmzip 0.3.0-0.4.0)
 PRE_RELEASE = range(1, 8)  # machine-bound formats, written by lmzip 0.1.0
 FLAG_STORED = 0x01
 FLAG_CRLF = 0x02
 FLAG_MIX = 0x04
 FLAG_ADAPT = 0x08
 FLAG_SEED = 0x10
-KNOWN_FLAGS = FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED
+FLAG_LAST = 0x20  # version 9
+KNOWN_FLAGS = {8: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED}
+KNOWN_FLAGS[9] = KNOWN_FLAGS[8] | FLAG_LAST
 ARITHMETICS = {1: "exact integer v1", 2: "exact integer v1, learning in deterministic float64 v1",
                3: "exact integer v3 (int8)",
                4: "exact integer v3 (int8), learning in deterministic float64 v2 (int8 products)"}
@@ -59,7 +70,10 @@ ARITH_LEARNING = (2, 4)  # the arithmetics of files whose model learned while co
 OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 _SEED = struct.Struct("<Q")
+_BLOCK = struct.Struct("<II")  # version 9: block number, block size
 _FIXED = struct.Struct("<4sBBBBBBBH QQI 16s QI B")  # 62 bytes
+BLOCK_SIZE = 4 << 20  # the default block size (lmzip.coding.settings explains it)
+READ_CHUNK = 1 << 20  # payloads are read in pieces: a hostile length never allocates more than it finds
 # where each numeric field of the fixed part lies (offset, struct format): for tools that read or
 # craft headers field by field (benchmarks/fuzz.py, the hostile-input tests)
 FIELDS = {"flags": (5, "<B"), "arith": (6, "<B"), "groups": (11, "<H"), "original": (13, "<Q"),
@@ -87,6 +101,13 @@ class Header:
     adapt_block: int = 0
     seed: int | None = None  # None = trained weights; else a preset with these random weights
     version: int = VERSION
+    block: int = 0  # this frame's block number (version 9)
+    block_size: int = BLOCK_SIZE  # the size every block but the last has (version 9; 0 in version 8: one block)
+    last: bool = True  # no frame follows (version 9)
+
+    def __post_init__(self) -> None:
+        if self.version < 9:  # one frame for the whole input
+            self.block, self.block_size, self.last = 0, 0, True
 
     @property
     def adapt(self) -> bool:
@@ -106,11 +127,14 @@ class Header:
         if len(name) > 255:
             raise ValueError("model name longer than 255 bytes")
         flags = ((FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0) | (FLAG_MIX if self.mix else 0)
-                 | (FLAG_ADAPT if self.adapt else 0) | (FLAG_SEED if self.seed is not None else 0))
+                 | (FLAG_ADAPT if self.adapt else 0) | (FLAG_SEED if self.seed is not None else 0)
+                 | (FLAG_LAST if self.last and self.version >= 9 else 0))
         body = _FIXED.pack(
             MAGIC, self.version, flags, self.arith, 0, 0, 0, 0, self.groups - 1, self.original_length,
             self.payload_length, self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
         ) + name
+        if self.version >= 9:
+            body += _BLOCK.pack(self.block, self.block_size)
         if self.adapt:
             body += _ADAPT.pack(_code(OPTIMIZERS, self.adapt_optimizer), self.adapt_lr, self.adapt_block)
         if self.seed is not None:
@@ -120,8 +144,8 @@ class Header:
     @property
     def size(self) -> int:
         """Header length in bytes."""
-        return (_FIXED.size + len(self.model_name.encode("utf-8")) + (_ADAPT.size if self.adapt else 0)
-                + (_SEED.size if self.seed is not None else 0) + 4)
+        return (_FIXED.size + len(self.model_name.encode("utf-8")) + (_BLOCK.size if self.version >= 9 else 0)
+                + (_ADAPT.size if self.adapt else 0) + (_SEED.size if self.seed is not None else 0) + 4)
 
 
 def _code(table: dict[int, str], value: str) -> int:
@@ -132,7 +156,30 @@ def _code(table: dict[int, str], value: str) -> int:
 
 
 def unpack(blob: bytes) -> tuple[Header, bytes]:
-    """Parse and check a whole .lmz file; returns the header and the payload."""
+    """Parse and check a file of one frame (every version-8 file; a version-9 file of one block);
+    returns the header and the payload."""
+    h = parse_header(blob)
+    payload = blob[h.size :]
+    if len(payload) < h.payload_length:
+        raise FormatError(f"truncated file ({len(payload)} of {h.payload_length} payload bytes)")
+    if len(payload) > h.payload_length:
+        if h.version >= 9 and not h.last:
+            raise FormatError("a file of several blocks (read it with lmzip.coding.stream)")
+        raise FormatError(f"trailing garbage after the payload ({len(payload) - h.payload_length} bytes)")
+    return h, payload
+
+
+def header_size(prefix: bytes) -> int:
+    """The length of the header that starts ``prefix`` (at least its first 62 bytes), its CRC included."""
+    _check_start(prefix)
+    if len(prefix) < _FIXED.size:
+        raise FormatError("truncated header")
+    version, flags, n = prefix[4], prefix[5], prefix[61]
+    return (_FIXED.size + n + (_BLOCK.size if version >= 9 else 0) + (_ADAPT.size if flags & FLAG_ADAPT else 0)
+            + (_SEED.size if flags & FLAG_SEED else 0) + 4)
+
+
+def _check_start(blob: bytes) -> None:
     if len(blob) < 4 or blob[:4] != MAGIC:
         raise FormatError("not an lmzip file (bad magic)")
     if len(blob) < 5:
@@ -140,22 +187,20 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     if blob[4] in PRE_RELEASE:
         raise FormatError(f"written by a pre-release lmzip, format {blob[4]}: decode it with lmzip 0.1.0 "
                           "on the machine that wrote it")
-    if blob[4] != VERSION:
-        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads version {VERSION})")
-    if len(blob) < _FIXED.size:
-        raise FormatError("truncated header")
-    f = _FIXED.unpack_from(blob)
-    n = f[-1]
-    flags = f[2]
-    adapt, seeded = bool(flags & FLAG_ADAPT), bool(flags & FLAG_SEED)
-    end = _FIXED.size + n + (_ADAPT.size if adapt else 0) + (_SEED.size if seeded else 0)
+    if blob[4] not in READS:
+        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads versions 8 and 9)")
+
+
+def parse_header(blob: bytes) -> Header:
+    """Parse and check the header at the start of ``blob`` (the payload may follow, or not)."""
+    end = header_size(blob) - 4
     if len(blob) < end + 4:
         raise FormatError("truncated header")
     (crc,) = struct.unpack_from("<I", blob, end)
     if zlib.crc32(blob[:end]) != crc:
         raise FormatError("corrupt header (header checksum mismatch)")
-    _, version, flags, arith, *reserved, groups_m1, olen, plen, ocrc, mid, ntok, seg, _ = f
-    if flags & ~KNOWN_FLAGS:
+    _, version, flags, arith, *reserved, groups_m1, olen, plen, ocrc, mid, ntok, seg, n = _FIXED.unpack_from(blob)
+    if flags & ~KNOWN_FLAGS[version]:
         raise FormatError("unsupported header flags (written by a newer lmzip?)")
     if arith == 0:
         raise FormatError("a machine-bound --adapt file of lmzip 0.2.0 (float32 arithmetic): decode it with "
@@ -169,29 +214,36 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     except UnicodeDecodeError as e:
         raise FormatError("corrupt header (model name is not UTF-8)") from e
     h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), bool(flags & FLAG_MIX), mid, name,
-               ntok, seg, arith, payload_length=plen, groups=groups_m1 + 1, version=version)
-    if adapt:
-        opt, h.adapt_lr, h.adapt_block = _ADAPT.unpack_from(blob, _FIXED.size + n)
+               ntok, seg, arith, payload_length=plen, groups=groups_m1 + 1, version=version, block_size=0)
+    at = _FIXED.size + n
+    if version >= 9:
+        h.block, h.block_size = _BLOCK.unpack_from(blob, at)
+        h.last = bool(flags & FLAG_LAST)
+        at += _BLOCK.size
+    if flags & FLAG_ADAPT:
+        opt, h.adapt_lr, h.adapt_block = _ADAPT.unpack_from(blob, at)
         if opt not in OPTIMIZERS or h.adapt_block == 0 or not 0 < h.adapt_lr < float("inf"):
             raise FormatError("unsupported adaptation settings in the header (written by a newer lmzip?)")
         h.adapt_optimizer = OPTIMIZERS[opt]
-    if seeded:
+    if flags & FLAG_SEED:
         (h.seed,) = _SEED.unpack_from(blob, end - _SEED.size)
-    payload = blob[end + 4 :]
-    if len(payload) < plen:
-        raise FormatError(f"truncated file ({len(payload)} of {plen} payload bytes)")
-    if len(payload) > plen:
-        raise FormatError(f"trailing garbage after the payload ({len(payload) - plen} bytes)")
     _check_layout(h)
-    return h, payload
+    return h
 
 
 def _check_layout(h: Header) -> None:
     """Fields that contradict each other (a crafted or damaged header with a recomputed CRC)."""
+    if h.version >= 9:
+        if h.block_size == 0 or h.original_length > h.block_size:
+            raise FormatError("corrupt header (a block longer than the block size)")
+        if not h.last and h.original_length != h.block_size:
+            raise FormatError("corrupt header (a block before the last that is not full)")
     if h.stored:
         if h.payload_length != h.original_length:
             raise FormatError("corrupt header (stored payload length differs from the original length)")
         return
+    if h.version >= 9 and h.payload_length >= h.original_length:  # the encoder stores what coding would not shrink
+        raise FormatError("corrupt header (a coded payload as long as the original)")
     if h.n_tokens == 0 or h.segment_length == 0:
         raise FormatError("corrupt header (a coded file with no tokens or zero segment length)")
     if h.n_tokens > h.original_length:  # every token stands for at least one byte
@@ -220,6 +272,47 @@ def verify(head: Header, data: bytes, note: str = "") -> bytes:
     if len(data) != head.original_length or crc32(data) != head.crc32:
         raise IntegrityError("corrupt data: the decoded bytes fail the CRC32 check" + note)
     return data
+
+
+def read_full(src: BinaryIO, n: int) -> bytes:
+    """Up to ``n`` bytes, fewer only at the end of the input (pipes return short reads)."""
+    parts, got = [], 0
+    while got < n:
+        b = src.read(min(n - got, READ_CHUNK))
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return b"".join(parts)
+
+
+def read_frames(src: BinaryIO) -> Iterator[tuple[Header, bytes]]:
+    """Every frame of a file, checked: the numbering, the last flag, nothing after the end."""
+    expect, block_size = 0, 0
+    while True:
+        start = read_full(src, 62)
+        if not start and expect > 0:
+            raise FormatError(f"truncated file (block {expect} and after are missing)")
+        if len(start) < 62:
+            parse_header(start)  # raises what is wrong: bad magic, version, truncated header
+        head = parse_header(start + read_full(src, header_size(start) - 62))
+        if head.version >= 9 and head.block != expect:
+            raise FormatError(f"corrupt file (block {head.block} where block {expect} belongs)")
+        if expect > 0 and (head.version < 9 or head.block_size != block_size):
+            raise FormatError(f"corrupt file (block {expect} does not match the blocks before it)")
+        block_size = head.block_size
+        payload = read_full(src, head.payload_length)
+        if len(payload) < head.payload_length:
+            raise FormatError(f"truncated file ({len(payload)} of {head.payload_length} payload bytes"
+                              + (f" of block {expect})" if head.version >= 9 else ")"))
+        yield head, payload
+        expect += 1
+        if head.last:
+            extra = src.read(1)
+            if extra:
+                n = 1 + len(src.read())
+                raise FormatError(f"trailing garbage after the payload ({n} bytes)")
+            return
 
 
 def join_streams(streams: list[bytes]) -> bytes:

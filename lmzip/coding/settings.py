@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from lmzip.coding import format
+
 ARITH_EXACT = 3  # lmzip.arith.exact with int8 operands: integer arithmetic, the same counts on every machine
 ARITH_LEARN = 4  # the same, learning while coding (lmzip.coding.learn) in deterministic float64 (lmzip.arith.detfloat)
 # lmzip 0.3.0-0.4.0 wrote arithmetic 1 (9-bit activations) and 2 (1, learning); they still decode
@@ -21,6 +23,10 @@ PARALLEL_FROM = 20_000  # tokens (~60 KB of text): below this, one group
 # segments 10.9 KB/s, two groups of ~92 one after the other 8.8 KB/s)
 ROWS_PER_GROUP = 128
 MAX_GROUPS = 16
+# Inputs are cut into independent blocks of this many bytes (lmzip.coding.stream), so memory does not
+# grow with the input: a 4 MiB block holds ~1.2 M tokens, 256 segments of ~4,700 (benchmarks/results/memory.md)
+BLOCK_SIZE = format.BLOCK_SIZE
+MAX_BLOCK = (1 << 32) - 1
 
 
 @dataclass(frozen=True)
@@ -71,12 +77,13 @@ class Settings:
     device: str = "cpu"
     threads: int | None = None  # intra-op threads per process; None: the cores, shared by the processes
     counts_arith: int = ARITH_EXACT  # the arithmetic of the predictor's counts (1 only to decode old files)
+    block_size: int = BLOCK_SIZE  # bytes per independently coded block
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
              adapt_block: int | None = None, seed: int | None = None, segment: int | None = None,
              rows: int | None = None, groups: int | None = None, device: str = "cpu",
-             threads: int | None = None) -> Settings:
+             threads: int | None = None, block_size: int | None = None) -> Settings:
         """The settings for these options, every default applied here and nowhere else."""
         if adapt_block is not None and not 1 <= adapt_block <= 65535 or adapt_lr is not None and not adapt_lr > 0:
             raise ValueError("--adapt-block must be 1..65535 and --adapt-lr positive")
@@ -88,6 +95,8 @@ class Settings:
             raise ValueError("--segment, rows and groups must be positive")
         if threads is not None and not 1 <= threads <= 64:
             raise ValueError("--threads must be 1..64")
+        if block_size is not None and not 1024 <= block_size <= MAX_BLOCK:
+            raise ValueError("--block-size must be 1 KiB .. 4 GiB")
         cfg = None
         if adapt:
             base = FROM_SCRATCH if seed is not None else FINE_TUNE
@@ -95,7 +104,7 @@ class Settings:
         if seed is not None:  # learning from scratch: unless told otherwise, few long segments in one group
             rows = SCRATCH_ROWS if rows is None and segment is None else rows
             groups = SCRATCH_GROUPS if groups is None else groups
-        return cls(mix, cfg, seed, segment, rows, groups, device, threads)
+        return cls(mix, cfg, seed, segment, rows, groups, device, threads, block_size=block_size or BLOCK_SIZE)
 
     @property
     def arith(self) -> int:

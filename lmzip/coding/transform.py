@@ -32,6 +32,24 @@ def prepare(data: bytes, allow: bool = True) -> tuple[bytes, bool]:
     return data, False
 
 
+UNIFORM_FROM = 1 << 18  # shorter blocks are always tried: there random bytes can miss the bound by chance
+
+
+def looks_random(data: bytes) -> bool:
+    """True for a block whose byte values are as even as random bytes' (compressed, encrypted or
+    random data), which is stored without running the model: chi-square of the 256 byte counts at
+    most n/256 (1,024 or more here), decided in exact integers (random bytes give about 255; text
+    gives more than n)."""
+    n = len(data)
+    if n < UNIFORM_FROM:
+        return False
+    import numpy as np
+
+    counts = np.bincount(np.frombuffer(data, dtype=np.uint8), minlength=256).astype(np.int64)
+    s = int(((256 * counts - n) ** 2).sum())  # < 2^63: n <= 2^32, so each term < 2^48 * 256
+    return s <= n * n  # chi2 = s / (256 n) <= n / 256
+
+
 def restore(data: bytes, crlf: bool) -> bytes:
     """Undo ``prepare``."""
     return to_crlf(data) if crlf else data

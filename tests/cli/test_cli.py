@@ -107,7 +107,7 @@ def test_an_adapt_file_is_listed_with_the_learning_arithmetic(run, work):
 
 @pytest.mark.parametrize(
     "content, message",
-    [(b"", "bad magic"), (b"\x89LMZ\x09" + bytes(80), "unsupported format version 9"),
+    [(b"", "bad magic"), (b"\x89LMZ\x0a" + bytes(80), "unsupported format version 10"),
      (b"\x89LMZ\x07" + bytes(80), "pre-release lmzip, format 7"),
      (b"plain text", "bad magic")],
 )
@@ -263,3 +263,23 @@ def test_a_full_disk_on_stdout_is_one_line(work):
                            stderr=subprocess.PIPE, text=True, cwd=work)
     assert r.returncode == 1 and r.stderr.strip().splitlines() == [
         "lmzip: standard output: No space left on device"]
+
+
+def test_blocks_from_the_command_line(run, work):
+    """--block-size cuts the input; list counts the blocks, test checks them, -c and stdin stream them."""
+    r = run("compress", "-m", "tiny-gpt", "--block-size", "1K", "a.txt")
+    assert r.exit_code == 0, r.output
+    r = run("list", "--json", "a.txt.lmz")
+    assert f'"blocks": {-(-len(TEXT) // 1024)}' in r.stdout and f'"original_bytes": {len(TEXT)}' in r.stdout
+    assert run("test", "a.txt.lmz").exit_code == 0
+    r = run("decompress", "-c", input=(work / "a.txt.lmz").read_bytes())
+    assert r.exit_code == 0 and r.stdout_bytes == TEXT
+    r = run("compress", "-m", "tiny-gpt", "--block-size", "3Q", "a.txt")
+    assert r.exit_code == 1 and "--block-size" in r.stderr
+
+
+def test_rm_checks_every_block_before_removing(run, work):
+    r = run("compress", "-m", "tiny-gpt", "--block-size", "1K", "--rm", "a.txt")
+    assert r.exit_code == 0, r.output
+    assert not (work / "a.txt").exists()
+    assert run("decompress", "a.txt.lmz").exit_code == 0 and (work / "a.txt").read_bytes() == TEXT

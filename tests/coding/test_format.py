@@ -19,16 +19,28 @@ GOLDEN_HEADER = bytes.fromhex(
 )
 
 
-def sample_header() -> fmt.Header:
+# version 9: the same fields, flags without "last", then block number 2 and block size 10 after the name
+GOLDEN_HEADER_9 = bytes.fromhex(
+    "894c4d5a090001000000000200" "0a00000000000000" "0900000000000000" "78563412" + "11" * 16
+    + "0800000000000000" "02000000" "04" "646f6d6f" "02000000" "0a000000"
+)
+
+
+def sample_header(version: int = 8) -> fmt.Header:
+    if version == 8:
+        return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=8, segment_length=2,
+                          payload_length=12, groups=3, version=8)
     return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=8, segment_length=2,
-                      payload_length=12, groups=3)
+                      payload_length=9, groups=3, block=2, block_size=10, last=False)
 
 
-def test_golden_header_bytes():
-    packed = sample_header().pack()
-    assert packed[:-4] == GOLDEN_HEADER
-    assert packed[-4:] == struct.pack("<I", zlib.crc32(GOLDEN_HEADER))
-    assert sample_header().size == len(packed) == 66 + 4
+@pytest.mark.parametrize("version, golden", [(8, GOLDEN_HEADER), (9, GOLDEN_HEADER_9)])
+def test_golden_header_bytes(version, golden):
+    packed = sample_header(version).pack()
+    assert packed[:-4] == golden
+    assert packed[-4:] == struct.pack("<I", zlib.crc32(golden))
+    assert sample_header(version).size == len(packed) == 66 + 4 + (8 if version == 9 else 0)
+    assert fmt.parse_header(packed) == sample_header(version)
 
 
 def test_header_round_trip():
@@ -59,7 +71,7 @@ def decode(blob: bytes, model):
         (lambda b: b[:66], "truncated header"),
         (lambda b: b[:-5], "truncated file"),
         (lambda b: b + b"\0", "trailing garbage"),
-        (lambda b: b[:4] + b"\x09" + b[5:], "unsupported format version 9"),
+        (lambda b: b[:4] + b"\x0a" + b[5:], "unsupported format version 10"),
         (lambda b: b[:4] + b"\x07" + b[5:], "pre-release lmzip, format 7"),
         (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], "corrupt header"),
         (lambda b: b[:62] + bytes([b[62] ^ 0x40]) + b[63:], "corrupt header"),
@@ -78,7 +90,7 @@ def _recrc(blob: bytes, edit) -> bytes:
     return bytes(body[:-4]) + struct.pack("<I", zlib.crc32(bytes(body[:-4]))) + blob[size:]
 
 
-@pytest.mark.parametrize("flag", [0x80, 0x40, 0x20])
+@pytest.mark.parametrize("flag", [0x80, 0x40])
 def test_reserved_flags_rejected(blob, flag):
     body = bytearray(blob[: fmt.unpack(blob)[0].size])
     body[5] |= flag
@@ -117,7 +129,7 @@ def test_adapt_fields_round_trip():
     h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, arith=2,
                    adapt_optimizer="adam", adapt_lr=0.25, adapt_block=32, payload_length=0)
     back, _ = fmt.unpack(h.pack())
-    assert back == h and back.size == h.size == 62 + 1 + 7 + 4
+    assert back == h and back.size == h.size == 62 + 1 + 8 + 7 + 4
 
 
 def test_a_machine_bound_file_of_0_2_0_is_refused_with_one_line():
@@ -134,7 +146,7 @@ def test_seed_field_round_trips():
     h = fmt.Header(5, 1, model_name="gpt-nano", n_tokens=4, segment_length=4, arith=2, adapt_optimizer="adam",
                    adapt_lr=0.25, adapt_block=32, seed=2**63 - 5, payload_length=0)
     back, _ = fmt.unpack(h.pack())
-    assert back == h and back.size == h.size == 62 + 8 + 7 + 8 + 4
+    assert back == h and back.size == h.size == 62 + 8 + 8 + 7 + 8 + 4
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -152,10 +164,14 @@ def test_crafted_headers_are_refused(blob, edit, message):
         fmt.unpack(_recrc(blob, edit))
 
 
-def _claim(blob: bytes, n_tokens: int, original: int | None = None, segment: int | None = None) -> bytes:
+def _claim(blob: bytes, n_tokens: int, original: int | None = None, segment: int | None = None,
+           block_size: int | None = None) -> bytes:
     """A crafted file: the header promises more than the payload holds (CRC recomputed)."""
     def edit(b):
         b[49:57] = n_tokens.to_bytes(8, "little")
+        if block_size is not None:  # format 9: after the model name, the block number, then the block size
+            at = 62 + b[61] + 4
+            b[at : at + 4] = block_size.to_bytes(4, "little")
         if original is not None:
             b[13:21] = original.to_bytes(8, "little")
         if segment is not None:
@@ -189,7 +205,7 @@ def test_the_decoder_stops_once_its_words_are_spent():
 def test_a_header_that_needs_more_memory_than_the_machine_has_says_so(blob, gpt_model):
     from lmzip.errors import LmzipError
 
-    crafted = _claim(blob, 2**40, original=2**41)
+    crafted = _claim(blob, 2**32 - 1, original=2**32 - 1, block_size=2**32 - 1)  # the largest block there is
     with pytest.raises(LmzipError, match=r"needs \d+\.\d GiB of memory to decode, \d+\.\d GiB available"):
         decode(crafted, gpt_model)
 
@@ -210,3 +226,15 @@ def test_the_field_table_reads_what_pack_wrote():
     assert got == {"flags": 0, "arith": h.arith, "groups": h.groups - 1, "original": h.original_length,
                    "payload": h.payload_length, "tokens": h.n_tokens, "segment": h.segment_length,
                    "name_length": len(h.model_name)}
+
+
+def test_the_last_flag_is_a_format_9_flag(blob):
+    """Format 8 files have no blocks: there bit 5 of the flags is reserved."""
+    h = fmt.unpack(blob)[0]
+    assert h.version == 9 and h.last and blob[5] & fmt.FLAG_LAST
+    old = fmt.Header(5, 1, stored=True, payload_length=5, version=8)
+    raw = bytearray(old.pack())
+    raw[5] |= fmt.FLAG_LAST
+    raw[-4:] = struct.pack("<I", zlib.crc32(bytes(raw[:-4])))
+    with pytest.raises(FormatError, match="unsupported header flags"):
+        fmt.parse_header(bytes(raw))

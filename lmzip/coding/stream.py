@@ -1,0 +1,103 @@
+"""Inputs of any size: the input is cut into blocks of ``settings.block_size`` bytes and each block is
+coded as one frame (lmzip.coding.format), written before the next is read, so neither side holds more
+than one block. The same input, model and options give the same frames on every machine; a damaged
+frame is reported by its block number. Frames arrive in order and the last one says so, so a file
+cut at a frame boundary is "truncated", never a shorter success.
+
+    compress_stream(src, dst, model, settings)     # mirror images
+    decompress_stream(src, dst, model_for)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from lmzip.coding import codec
+from lmzip.coding.format import Header, read_frames, read_full
+from lmzip.coding.settings import Settings
+from lmzip.errors import LmzipError
+from lmzip.models.checkpoint import LoadedModel
+
+Progress = Callable[[int, int], None]  # (bytes done, bytes in all; the latter grows where unknown)
+
+
+@dataclass
+class Totals:
+    """What a stream of blocks came to."""
+
+    original: int = 0
+    compressed: int = 0
+    ideal_bits: float = 0.0
+    headers: list[Header] = field(default_factory=list)  # every frame's header, in order
+
+    @property
+    def first(self) -> Header:
+        return self.headers[0]
+
+
+def blocks(src: BinaryIO, size: int) -> Iterator[tuple[bytes, bool]]:
+    """The input in blocks of ``size`` bytes, each with whether it is the last (one byte of look-ahead;
+    an empty input is one empty block)."""
+    carry = b""
+    while True:
+        data = carry + read_full(src, size - len(carry))
+        carry = src.read(1) if len(data) == size else b""
+        yield data, not carry
+        if not carry:
+            return
+
+
+def compress_stream(src: BinaryIO, dst: BinaryIO, model: LoadedModel, settings: Settings,
+                    progress: Progress | None = None, workers: int | None = None,
+                    total: int | None = None) -> Totals:
+    """Code ``src`` block by block into ``dst``; ``total``, where known, is the input's size (progress)."""
+    out = Totals()
+    for i, (data, last) in enumerate(blocks(src, settings.block_size)):
+        blob, head, bits = codec.encode(data, model, settings, _within(progress, out.original, len(data), total),
+                                        workers, block=i, last=last)
+        dst.write(blob)
+        out.original += len(data)
+        out.compressed += len(blob)
+        out.ideal_bits += bits
+        out.headers.append(head)
+        if progress:
+            progress(out.original, max(total or 0, out.original))
+    return out
+
+
+def decompress_stream(src: BinaryIO, dst: BinaryIO, model_for: Callable[[Header], LoadedModel],
+                      progress: Progress | None = None, workers: int | None = None, device: str = "cpu",
+                      total: int | None = None) -> Totals:
+    """The mirror image of ``compress_stream``: decode, check and write each block in turn.
+    ``model_for(header)`` finds the model of a coded block; ``total`` is the file's size, where known."""
+    out = Totals()
+    for head, payload in read_frames(src):
+        size = head.size + len(payload)
+        try:
+            model = None if head.stored else model_for(head)
+            data = codec.decode(head, payload, model, _within(progress, out.compressed, size, total), workers,
+                                device)
+        except LmzipError as e:
+            if head.version >= 9 and (head.block > 0 or not head.last):
+                raise type(e)(f"block {head.block}: {e}") from e
+            raise
+        dst.write(data)
+        out.original += len(data)
+        out.compressed += size
+        out.headers.append(head)
+        if progress:
+            progress(out.compressed, max(total or 0, out.compressed))
+    return out
+
+
+def _within(progress: Progress | None, before: int, size: int, total: int | None) -> codec.Progress | None:
+    """A block's own progress (tokens done of its tokens) as bytes of the whole stream."""
+    if progress is None:
+        return None
+
+    def report(done: int, of: int) -> None:
+        progress(before + size * done // max(1, of), max(total or 0, before + size))
+
+    return report
