@@ -59,8 +59,11 @@ def mutate(blob: bytes, header_size: int, seed: int, i: int) -> tuple[str, bytes
         pos, n = int(rng.integers(len(b))), int(rng.integers(1, 17))
         b[pos : pos + n] = rng.integers(0, 256, size=len(b[pos : pos + n]), dtype=np.uint8).tobytes()
     else:  # craft: one field hostile, the header CRC made right again
-        name = list(fmt.FIELDS)[int(rng.integers(len(fmt.FIELDS)))]
-        off, f = fmt.FIELDS[name]
+        fields = dict(fmt.FIELDS)
+        if b[4] >= 9:  # the block number and size follow the model name
+            fields.update(block=(62 + b[61], "<I"), block_size=(66 + b[61], "<I"))
+        name = list(fields)[int(rng.integers(len(fields)))]
+        off, f = fields[name]
         bits = 8 * struct.calcsize(f)
         value = HOSTILE[int(rng.integers(len(HOSTILE)))] % (1 << bits)
         if rng.random() < 0.5:  # or a near neighbour of the true value
@@ -93,7 +96,7 @@ def _init(names: list[str]) -> None:
     signal.signal(signal.SIGALRM, _alarm)
     for name in names:
         blob = (DATA / name).read_bytes()
-        head = fmt.unpack(blob)[0]
+        head = fmt.parse_header(blob)  # the first block's
         arch = name.split("-")[1]
         model = golden_model(arch, name[len("golden-" + arch) : name.rindex("-v")])
         t0 = time.perf_counter()
@@ -135,10 +138,12 @@ def main() -> None:
     ap.add_argument("--mutants", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--files", help="golden files (comma-separated; default every tests/data/golden-*-v8.lmz)")
+    ap.add_argument("--files", help="golden files (comma-separated; default every golden file of this format version)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fuzz.json"))
     args = ap.parse_args()
-    names = args.files.split(",") if args.files else sorted(p.name for p in DATA.glob("golden-*-v8.lmz"))
+    from lmzip.coding.format import VERSION
+
+    names = args.files.split(",") if args.files else sorted(p.name for p in DATA.glob(f"golden-*-v{VERSION}*.lmz"))
     jobs = [(names[i % len(names)], args.seed, i) for i in range(args.mutants)]
     t0 = time.time()
     counts: dict[str, Counter] = {n: Counter() for n in names}

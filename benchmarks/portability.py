@@ -49,11 +49,12 @@ def compare(d: Path) -> str:
     old, new = (json.loads((d / f"format{v}.json").read_text())["rows"] for v in (7, 8))
     key = lambda r: (r["model"], r["mode"], r["file"])  # noqa: E731
     o = {key(r): r for r in old}
-    lines = ["Coded size, format 7 (float arithmetic, last commit before format 8) against format 8 (exact "
-             "integer arithmetic; learning in deterministic float64), the same machine, `lmzip compress` defaults, "
-             "each file decompressed and compared (✓) or, for the long learning runs, only compressed (–) "
-             "(benchmarks/portability.py).", "",
-             "| model | mode | file | bytes | format 7 | format 8 | change | bpb 7 | bpb 8 | verified |",
+    lines = ["Coded size, format 7 (float arithmetic, last commit before format 8) against today's portable "
+             "files (format8.json: exact integer arithmetic 3 with int8 operands, learning in deterministic float64 "
+             "with int8-limb products; written as format 9 since lmzip 0.5.0, whose one-block payloads are format "
+             "8's), the same machine, `lmzip compress` defaults, each file decompressed and compared (✓) or, for "
+             "the long learning runs, only compressed (–) (benchmarks/portability.py).", "",
+             "| model | mode | file | bytes | format 7 | portable | change | bpb 7 | bpb now | verified |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|:-:|"]
     for r in new:
         if key(r) not in o:
@@ -71,8 +72,9 @@ def compare(d: Path) -> str:
                   "(benchmarks/speed.py at each commit, one after the other on this machine; format 7's run "
                   "overlapped short test runs, which is why its lstm-wide two-process compress figure is low). "
                   "Format 7 cut alice29.txt into one group per process; format 8 cuts by the input alone, one "
-                  "group here, so a second process does not help it.", "",
-                  "| model | mode | processes | format 7 | format 8 | peak MiB 7 / 8 |",
+                  "group here, so a second process does not help it. 'portable' is speed-format8.json, "
+                  "arithmetics 3 and 4.", "",
+                  "| model | mode | processes | format 7 | portable | peak MiB 7 / now |",
                   "|---|---|---:|---:|---:|---:|"]
         for k, b in s8.items():
             if k in s7:

@@ -33,6 +33,19 @@ CASES = {
     "-scratch": (lambda: TEXT[:600], Settings.make(adapt=True, mix=True, seed=7, segment=200)),
 }
 SCRATCH_PRESET = {"gpt": "gpt-nano", "lstm": "lstm-nano"}
+BLOCKS = "-blocks"  # format 9 with several blocks: the input of "" in frames of 256 bytes
+BLOCKS_SETTINGS = Settings(segment=128, block_size=256)
+
+
+def blocks_file(arch: str) -> bytes:
+    """The golden input coded as several blocks (lmzip.coding.stream)."""
+    import io
+
+    from lmzip.coding import stream
+
+    out = io.BytesIO()
+    stream.compress_stream(io.BytesIO(CASES[""][0]()), out, golden_model(arch, ""), BLOCKS_SETTINGS, workers=1)
+    return out.getvalue()
 
 
 def golden_model(arch: str, tag: str):
@@ -70,6 +83,9 @@ def main() -> None:
             out = golden_path(arch, tag)
             if not out.exists():  # a golden file is never rewritten
                 out.write_bytes(blob)
+        out = golden_path(arch, BLOCKS)
+        if not out.exists():
+            out.write_bytes(blocks_file(arch))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import pytest
 from lmzip.coding import codec
 from lmzip.coding import format as fmt
 from lmzip.models.checkpoint import load_model
-from tests.make_golden import ARITHS, CASES, golden_model, golden_path, golden_settings
+from tests.make_golden import ARITHS, BLOCKS, CASES, blocks_file, golden_model, golden_path, golden_settings
 
 DATA = Path(__file__).parent.parent / "data"
 ORIGINAL = (DATA / "golden.txt").read_bytes()
@@ -19,14 +19,17 @@ GOLDEN = sorted(DATA.glob("golden-*-v*.lmz"))
 
 def test_there_are_golden_files_of_every_version_and_arithmetic():
     want = {golden_path(a, t, 8, r).name for a in ("gpt", "lstm") for t in CASES for r in ARITHS}
-    want |= {golden_path(a, t).name for a in ("gpt", "lstm") for t in CASES}
+    want |= {golden_path(a, t).name for a in ("gpt", "lstm") for t in [*CASES, BLOCKS]}
     assert {p.name for p in GOLDEN} >= want
 
 
 @pytest.mark.parametrize("path", GOLDEN, ids=[p.name for p in GOLDEN])
 def test_every_golden_file_decodes(path):
     arch = path.name.split("-")[1]
-    head, payload = fmt.unpack(path.read_bytes())
+    import lmzip
+
+    blob = path.read_bytes()
+    head = fmt.parse_header(blob)  # the first block's
     original = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in path.name else ORIGINAL
     original = ORIGINAL * 2 if "-mix-" in path.name else original
     tag = path.name[len(f"golden-{arch}") : path.name.rindex("-v")]
@@ -35,7 +38,8 @@ def test_every_golden_file_decodes(path):
     counts = 3 if "-arith3" in path.name else 1
     assert head.adapt == learns and head.arith == counts + learns
     assert (head.seed is not None) == (tag == "-scratch")
-    assert codec.decode(head, payload, golden_model(arch, tag)) == original
+    assert (tag == BLOCKS) == (not head.last)
+    assert lmzip.decompress(blob, model=golden_model(arch, tag), jobs=1) == original
 
 
 @pytest.mark.parametrize("arch", ["gpt", "lstm"])
@@ -43,6 +47,11 @@ def test_every_golden_file_decodes(path):
 def test_encoder_reproduces_the_golden_bitstream(arch, tag):
     blob, head, _ = codec.encode(CASES[tag][0](), golden_model(arch, tag), golden_settings(tag))
     assert blob == golden_path(arch, tag).read_bytes()
+
+
+@pytest.mark.parametrize("arch", ["gpt", "lstm"])
+def test_encoder_reproduces_the_golden_blocks(arch):
+    assert blocks_file(arch) == golden_path(arch, BLOCKS).read_bytes()
 
 
 @pytest.mark.parametrize("arith", ARITHS)

@@ -51,6 +51,7 @@ def measure(threads: int = 1, ref_dir: str | Path | None = None, write_to: Path 
     the reference files (``ref_dir``) and every golden file decode; ``write_to`` keeps the files."""
     import hashlib
 
+    import lmzip
     from lmzip.coding import codec
     from lmzip.coding import format as fmt
     from lmzip.coding.coder import Encoder
@@ -81,10 +82,9 @@ def measure(threads: int = 1, ref_dir: str | Path | None = None, write_to: Path 
     for p in sorted(DATA.glob("golden-*-v*.lmz")):
         want = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in p.name else ORIGINAL
         want = ORIGINAL * 2 if "-mix-" in p.name else want
-        h, payload = fmt.unpack(p.read_bytes())
         arch = p.name.split("-")[1]
         model = golden_model(arch, p.name[len("golden-" + arch) : p.name.rindex("-v")])
-        golden[p.name] = codec.decode(h, payload, model, workers=1) == want
+        golden[p.name] = lmzip.decompress(p.read_bytes(), model=model, jobs=1) == want
     return {"cases": out, "golden": golden}
 
 
