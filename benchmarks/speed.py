@@ -106,8 +106,9 @@ def main() -> None:
                              ("static", "mix", "adapt", "adapt+mix").index(x["mode"]), order.get(x["name"], 99)))
     out.mkdir(parents=True, exist_ok=True)
     (out / "speed.json").write_text(json.dumps({"file": Path(args.file).name, "rows": rows}, indent=1) + "\n")
-    lines = [f"Coding speed on {Path(args.file).name} (benchmarks/speed.py). Arithmetic 1: exact integer "
-             "prediction; 2: the same, learning in deterministic float64 (both decode on any machine).", "",
+    lines = [f"Coding speed on {Path(args.file).name} (benchmarks/speed.py). Arithmetic 3: exact integer "
+             "prediction with int8 operands; 4: the same, learning in deterministic float64 with int8-limb "
+             "products (1 and 2: their lmzip 0.3.0-0.4.0 forms). All decode on any machine.", "",
              "| model | weights | mode | processes | threads each | groups | arithmetic | params | bpb | "
              "compress KB/s | decompress KB/s | peak MiB (main process) |",
              "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
