@@ -18,21 +18,9 @@ class Skip(LmzipError):
     """A file passed over with a warning (exit status 2), not an error."""
 
 
-def read_input(src: Path, force: bool = False) -> bytes:
-    """The raw bytes of an input file, or a one-line error; FIFOs and devices only with ``force``
-    (as gzip: reading one may block forever or never end)."""
-    if src.is_dir():
-        raise Skip(f"{src}: is a directory -- ignored")
-    if src.exists() and not src.is_file() and not force:
-        raise Skip(f"{src}: not a regular file -- ignored (use -f to read it)")
-    try:
-        return src.read_bytes()
-    except OSError as e:
-        raise LmzipError(f"{src}: {e.strerror or e}") from e
-
-
 def open_input(src: Path, force: bool = False) -> BinaryIO:
-    """An input file opened for reading, after read_input's checks (read it block by block)."""
+    """An input file opened for reading (block by block), or a one-line error; FIFOs and devices only
+    with ``force`` (as gzip: reading one may block forever or never end)."""
     if src.is_dir():
         raise Skip(f"{src}: is a directory -- ignored")
     if src.exists() and not src.is_file() and not force:
