@@ -306,17 +306,23 @@ def dexp(x, pow2):
 
 
 @_jit
+def _row_scale(row, bits_scale):
+    """max|row| * 2^-bits (an exact power-of-two scaling), or 1 for a row of zeros."""
+    top = 0.0
+    for k in range(row.shape[0]):
+        top = max(top, abs(row[k]))
+    sc = top * bits_scale
+    return sc if sc > 0 else 1.0
+
+
+@_jit
 def quant_rows(x, bits_scale):
     """Per row: s = max|x| * 2^-bits (1 where 0) and q = rint(x / s), as detfloat.quant along the last dim."""
     R, K = x.shape
     q = np.empty((R, K), dtype=np.float64)
     s = np.empty((R, 1), dtype=np.float64)
     for r in range(R):
-        top = 0.0
-        for k in range(K):
-            top = max(top, abs(x[r, k]))
-        sc = top * bits_scale
-        sc = sc if sc > 0 else 1.0
+        sc = _row_scale(x[r], bits_scale)
         s[r, 0] = sc
         for k in range(K):
             q[r, k] = np.rint(x[r, k] / sc)
@@ -334,11 +340,7 @@ def quant_limbs(x, bits_scale, base):
     inv = 1.0 / float(base)  # a power of two: multiplying by it divides exactly
     fb = float(base)
     for r in range(R):
-        top = 0.0
-        for k in range(K):
-            top = max(top, abs(x[r, k]))
-        sc = top * bits_scale
-        sc = sc if sc > 0 else 1.0
+        sc = _row_scale(x[r], bits_scale)
         s[r, 0] = sc
         for k in range(K):
             q = np.rint(x[r, k] / sc)
