@@ -36,6 +36,13 @@ class Totals:
     def first(self) -> Header:
         return self.headers[0]
 
+    def record(self, head: Header, original: int, compressed: int, bits: float = 0.0) -> None:
+        """Count one block that was written."""
+        self.original += original
+        self.compressed += compressed
+        self.ideal_bits += bits
+        self.headers.append(head)
+
 
 def blocks(src: BinaryIO, size: int) -> Iterator[tuple[bytes, bool]]:
     """The input in blocks of ``size`` bytes, each with whether it is the last (one byte of look-ahead;
@@ -58,10 +65,7 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model: LoadedModel, settings: 
         blob, head, bits = codec.encode(data, model, settings, _within(progress, out.original, len(data), total),
                                         workers, block=i, last=last)
         dst.write(blob)
-        out.original += len(data)
-        out.compressed += len(blob)
-        out.ideal_bits += bits
-        out.headers.append(head)
+        out.record(head, len(data), len(blob), bits)
         if progress:
             progress(out.original, max(total or 0, out.original))
     return out
@@ -84,9 +88,7 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model_for: Callable[[Header]
                 raise type(e)(f"block {head.block}: {e}") from e
             raise
         dst.write(data)
-        out.original += len(data)
-        out.compressed += size
-        out.headers.append(head)
+        out.record(head, len(data), size)
         if progress:
             progress(out.compressed, max(total or 0, out.compressed))
     return out
