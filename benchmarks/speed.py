@@ -52,7 +52,7 @@ settings = Settings.make(mix="mix" in mode, adapt=kind == "scratch" or "adapt" i
 data = open(path, "rb").read()
 t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings, workers=procs)
 t1 = time.perf_counter()
-out = codec.decode(*fmt.unpack(blob), lm, workers=procs); t2 = time.perf_counter()
+out = codec.decode(*fmt.unpack(blob), lm, workers=procs, threads=threads); t2 = time.perf_counter()
 print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, "threads": threads,
   "groups": head.groups,
   "arithmetic": head.arith,

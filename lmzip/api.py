@@ -66,7 +66,8 @@ class LMCompressor:
 
     def decompress(self, blob: bytes, progress=None) -> bytes:
         """.lmz bytes -> the original bytes (this compressor's model, or the one the file names)."""
-        return decompress(blob, progress=progress, model=self.model, jobs=self.jobs, device=self.settings.device)
+        return decompress(blob, progress=progress, model=self.model, jobs=self.jobs, device=self.settings.device,
+                          threads=self.settings.threads)
 
 
 def inspect(blob: bytes) -> fmt.Header:
@@ -79,17 +80,19 @@ def compress(data: bytes, model: str | Path | None = None, **kw) -> bytes:
     return LMCompressor(model, **kw).compress(data)
 
 
-def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None, device: str = "cpu") -> bytes:
+def decompress(blob: bytes, model=None, progress=None, jobs: int | None = None, device: str = "cpu",
+               threads: int | None = None) -> bytes:
     """Decompress an .lmz blob; the model is found by the id the file records (or given).
 
-    ``device`` runs the file's model there (any device gives the same bytes)."""
+    ``device`` runs the file's model there and ``threads`` sets the threads per process (any device
+    and thread count give the same bytes)."""
     out = io.BytesIO()
-    decompress_stream(io.BytesIO(blob), out, model, progress, jobs, device, len(blob))
+    decompress_stream(io.BytesIO(blob), out, model, progress, jobs, device, len(blob), threads)
     return out.getvalue()
 
 
 def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, progress=None, jobs: int | None = None,
-                      device: str = "cpu", total: int | None = None):
+                      device: str = "cpu", total: int | None = None, threads: int | None = None):
     """Decode the .lmz frames of ``src`` into ``dst`` block by block; returns the stream's Totals."""
     from lmzip.coding import stream
 
@@ -109,7 +112,7 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model=None, progress=None, j
                 found[key] = registry.find_by_id(head.model_id, head.model_name, hint, head.seed)
         return found[key]
 
-    return stream.decompress_stream(src, dst, model_for, progress, jobs, device, total)
+    return stream.decompress_stream(src, dst, model_for, progress, jobs, device, total, threads)
 
 
 def _check_device(device: str) -> None:

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -61,6 +62,12 @@ def _flat(x: Tensor):
 def quant(x: Tensor, dim: int, bits: int) -> tuple[Tensor, Tensor]:
     """x ~ q * s: integers q in ±2^bits (float64) and a power-of-two-scaled max per slice along ``dim``."""
     dim = dim % x.dim()
+    if _cpu(x) and x.dim() == 2 and (x.is_contiguous() or x.t().is_contiguous()):
+        if not x.is_contiguous():  # a transposed view: quantize its contiguous transpose the other way
+            q, s = quant(x.t(), 1 - dim, bits)
+            return q.t(), s.t()
+        q, s = (kernels.quant_rows if dim == 1 else kernels.quant_cols)(x.detach().numpy(), 2.0 ** -bits)
+        return torch.from_numpy(q), torch.from_numpy(s)
     if _cpu(x) and dim >= x.dim() - 2 and x.dim() >= 2:
         t = x if dim == x.dim() - 1 else x.transpose(-1, -2)
         q, s = kernels.quant_rows(t.contiguous().view(-1, t.shape[-1]).numpy(), 2.0 ** -bits)
@@ -99,12 +106,23 @@ def dmm(a: Tensor, b: Tensor) -> Tensor:
 def _limb_dmm(a: Tensor, b: Tensor) -> Tensor:
     """dmm in products version 2 on the CPU: quant and limbs in one pass per operand, four int8 GEMMs
     with int32 sums, and the limbs' shifts and the scales in one pass (every integer exact)."""
-    ah, al, sa = kernels.quant_limbs(a.detach().contiguous().numpy(), 2.0 ** -LIMB_BITS[0], 256)
-    bh, bl, sb = kernels.quant_limbs(b.detach().T.contiguous().numpy(), 2.0 ** -LIMB_BITS[1], 128)  # b's columns
-    ah, al, bh, bl = (torch.from_numpy(t) for t in (ah, al, bh, bl))
-    bh, bl = bh.T, bl.T  # [K, N] views of the [N, K] limbs
+    ah, al, sa = _limbs(a.detach(), 1, 2.0 ** -LIMB_BITS[0], 256)  # a's rows
+    bh, bl, sb = _limbs(b.detach(), 0, 2.0 ** -LIMB_BITS[1], 128)  # b's columns
     parts = [torch._int_mm(x, y).numpy() for x in (ah, al) for y in (bh, bl)]  # hh, hl, lh, ll
-    return torch.from_numpy(kernels.limb_out(*parts, sa, sb.T.copy(), (15, 8, 7)))
+    return torch.from_numpy(kernels.limb_out(*parts, sa.reshape(-1, 1), sb.reshape(1, -1).copy(), (15, 8, 7)))
+
+
+def _limbs(x: Tensor, dim: int, bits_scale: float, base: int) -> tuple[Tensor, Tensor, np.ndarray]:
+    """x's int8 limbs (hi, lo; views in x's layout) and scales, per row (dim 1) or column (dim 0),
+    read from x or from its contiguous transpose without copying it (the same integers either way)."""
+    if not x.is_contiguous() and x.t().is_contiguous():
+        hi, lo, s = _limbs(x.t(), 1 - dim, bits_scale, base)
+        return hi.t(), lo.t(), s
+    if dim == 1:
+        hi, lo, s = kernels.quant_limbs(x.contiguous().numpy(), bits_scale, base)
+    else:
+        hi, lo, s = kernels.quant_limbs_cols(x.contiguous().numpy(), bits_scale, base)
+    return torch.from_numpy(hi), torch.from_numpy(lo), s
 
 
 @cache
@@ -171,6 +189,18 @@ def softmax(x: Tensor, mask: Tensor | None = None) -> Tensor:
         x = torch.where(mask, x, torch.full_like(x, -1e300))
     e = dexp(x - x.amax(-1, keepdim=True))
     return div(e, dsum(e, -1).expand_as(e))
+
+
+def softmax_grad(x: Tensor, y: Tensor, w: Tensor) -> Tensor:
+    """(softmax(x) - onehot(y)) * w[:, None] for logits x [N, V]: the gradient of the w-weighted
+    cross-entropy, computed in place over x on the CPU (one pass per row, as softmax's steps)."""
+    if _cpu(x) and x.dim() == 2 and x.is_contiguous():
+        bits = min(40, 52 - x.shape[-1].bit_length())  # dsum's, along the rows
+        kernels.softmax_grad(x.numpy(), y.numpy(), w.contiguous().numpy(), 2.0**-bits, *_consts())
+        return x
+    g = softmax(x)
+    g[torch.arange(len(y)), y] -= 1.0
+    return g * w[:, None]
 
 
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> tuple[Tensor, tuple]:

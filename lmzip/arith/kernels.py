@@ -351,6 +351,77 @@ def quant_limbs(x, bits_scale, base):
 
 
 @_jit
+def _col_scales(x, bits_scale):
+    """_row_scale of every column of x [R, K], reading x row by row."""
+    R, K = x.shape
+    top = np.zeros(K, dtype=np.float64)
+    for r in range(R):
+        for k in range(K):
+            top[k] = max(top[k], abs(x[r, k]))
+    s = np.empty((1, K), dtype=np.float64)
+    for k in range(K):
+        sc = top[k] * bits_scale
+        s[0, k] = sc if sc > 0 else 1.0
+    return s
+
+
+@_jit
+def quant_cols(x, bits_scale):
+    """quant_rows of x's columns without transposing x: q [R, K] in x's layout and s [1, K]."""
+    R, K = x.shape
+    s = _col_scales(x, bits_scale)
+    q = np.empty((R, K), dtype=np.float64)
+    for r in range(R):
+        for k in range(K):
+            q[r, k] = np.rint(x[r, k] / s[0, k])
+    return q, s
+
+
+@_jit
+def quant_limbs_cols(x, bits_scale, base):
+    """quant_limbs of x's columns without transposing x: limbs [R, K] in x's layout and s [1, K]."""
+    R, K = x.shape
+    s = _col_scales(x, bits_scale)
+    hi = np.empty((R, K), dtype=np.int8)
+    lo = np.empty((R, K), dtype=np.int8)
+    half = float(base // 2)
+    inv = 1.0 / float(base)
+    fb = float(base)
+    for r in range(R):
+        for k in range(K):
+            q = np.rint(x[r, k] / s[0, k])
+            h = np.floor((q + half) * inv)
+            hi[r, k] = h
+            lo[r, k] = q - h * fb
+    return hi, lo, s
+
+
+@_jit
+def softmax_grad(x, y, w, bits_scale, pow2):
+    """In place, row by row: x [N, V] logits -> (softmax(x) - onehot(y)) * w, as learn._head_grads
+    computes it through detfloat.softmax (max, dexp, dsum of quantized integers, one division each)."""
+    N, V = x.shape
+    for r in range(N):
+        row = x[r]
+        m = row[0]
+        for k in range(1, V):
+            m = max(m, row[k])
+        for k in range(V):
+            row[k] = _exp1(row[k] - m, pow2)
+        sc = _row_scale(row, bits_scale)
+        total = 0.0
+        for k in range(V):
+            total += np.rint(row[k] / sc)  # integers: the sum is exact in any order
+        total = total * sc
+        for k in range(V):
+            row[k] = row[k] / total
+        row[y[r]] = row[y[r]] - 1.0
+        for k in range(V):
+            row[k] = row[k] * w[r]
+    return x
+
+
+@_jit
 def limb_out(hh, hl, lh, ll, sa, sb, shifts):
     """(hh << s0) + (hl << s1) + (lh << s2) + ll in int64, then as float64 times sa[m] times sb[n]."""
     M, N = hh.shape

@@ -45,11 +45,14 @@ def io_options(f):
     return f
 
 
+THREADS = click.option("--threads", type=click.IntRange(1, 64),
+                       help="Intra-op threads per process (default: the cores, shared by the processes coding "
+                            "groups; the bytes never depend on it).")
+
+
 @main.command()
 @io_options
-@click.option("--threads", type=click.IntRange(1, 64),
-              help="Intra-op threads per process (default: the cores, shared by the processes coding groups; "
-                   "the file never depends on it).")
+@THREADS
 @click.option("--segment", type=int, help="Segment length in tokens (default: chosen from the input size).")
 @click.option("--mix", is_flag=True, help="Mix the model with an online match model (repeats cost less).")
 @click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block "
@@ -99,13 +102,15 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
 
 @main.command()
 @io_options
-def decompress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet) -> None:
+@THREADS
+def decompress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet,
+               threads) -> None:
     """Decompress FILE.lmz (or standard input) to FILE."""
     from lmzip.api import decompress_stream as dec
 
     def run(src, dst, total, path):
         with ui.progress("decompress", not quiet) as bar:
-            t = dec(src, dst, model=model, progress=bar, jobs=jobs, device=device, total=total)
+            t = dec(src, dst, model=model, progress=bar, jobs=jobs, device=device, total=total, threads=threads)
         return t.original, t.compressed, "", t
 
     _each(inputs, run, "decompress", to_stdout, output, force, remove, suffix, quiet, verbose)

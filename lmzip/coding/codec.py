@@ -250,8 +250,9 @@ def settings_of(head: Header, device: str = "cpu") -> Settings:
 
 
 def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Progress | None = None,
-           workers: int | None = None, device: str = "cpu") -> bytes:
-    """The mirror image of ``encode``: rebuild every group's tokens step by step, then check the CRC32."""
+           workers: int | None = None, device: str = "cpu", threads: int | None = None) -> bytes:
+    """The mirror image of ``encode``: rebuild every group's tokens step by step, then check the CRC32
+    (``threads``: intra-op threads per process, as Settings.threads; never the bits)."""
     if head.stored:
         return verify(head, payload)
     if model is None:
@@ -260,7 +261,7 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
     if have is not None and need > have:
         raise LmzipError(f"needs {need / 2**30:.1f} GiB of memory to decode, {have / 2**30:.1f} GiB available")
     workers = workers or parallel.default_workers()
-    settings = with_threads(settings_of(head, device), min(workers, head.groups))
+    settings = with_threads(replace(settings_of(head, device), threads=threads), min(workers, head.groups))
     layout = Layout.of(head.n_tokens, head.segment_length, head.groups)
     streams = split_streams(payload, head.groups)
     if any(len(s) % 4 for s in streams):

@@ -73,16 +73,17 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model: LoadedModel, settings: 
 
 def decompress_stream(src: BinaryIO, dst: BinaryIO, model_for: Callable[[Header], LoadedModel],
                       progress: Progress | None = None, workers: int | None = None, device: str = "cpu",
-                      total: int | None = None) -> Totals:
+                      total: int | None = None, threads: int | None = None) -> Totals:
     """The mirror image of ``compress_stream``: decode, check and write each block in turn.
-    ``model_for(header)`` finds the model of a coded block; ``total`` is the file's size, where known."""
+    ``model_for(header)`` finds the model of a coded block; ``total`` is the file's size, where known;
+    ``threads``: intra-op threads per process (default: the cores, shared by the processes)."""
     out = Totals()
     for head, payload in read_frames(src):
         size = head.size + len(payload)
         try:
             model = None if head.stored else model_for(head)
             data = codec.decode(head, payload, model, _within(progress, out.compressed, size, total), workers,
-                                device)
+                                device, threads)
         except LmzipError as e:
             if head.version >= 9 and (head.block > 0 or not head.last):
                 raise type(e)(f"block {head.block}: {e}") from e

@@ -30,11 +30,21 @@ def _both(f, monkeypatch):
 
 
 @pytest.mark.skipif(not D.FAST, reason="numba is not installed")
-@pytest.mark.parametrize("name", ["dexp", "sigmoid", "tanh", "gelu", "quant-rows", "quant-cols", "dmm", "softmax"])
+@pytest.mark.parametrize("name", ["dexp", "sigmoid", "tanh", "gelu", "quant-rows", "quant-cols", "quant-rows-of-view",
+                                  "quant-cols-of-view", "dmm", "dmm-limbs-of-views", "softmax", "softmax-grad"])
 def test_compiled_kernels_equal_the_torch_reference(x, name, monkeypatch):
+    y = torch.arange(200) * 7 % 301
+    w = torch.rand(200, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+
+    def limbs():
+        with D.products(2):  # the transposed view's limbs come from its contiguous transpose, uncopied
+            return D.dmm(x.t(), x), D.dmm(x[:, :150], x[:150])
+
     f = {"dexp": lambda: D.dexp(-x.abs()), "sigmoid": lambda: D.sigmoid(x), "tanh": lambda: D.tanh(x),
          "gelu": lambda: D.gelu(x), "quant-rows": lambda: D.quant(x, -1, 20), "quant-cols": lambda: D.quant(x, 0, 17),
-         "dmm": lambda: D.dmm(x, x.t()), "softmax": lambda: D.softmax(x)}[name]
+         "quant-rows-of-view": lambda: D.quant(x.t(), -1, 20), "quant-cols-of-view": lambda: D.quant(x.t(), 0, 17),
+         "dmm": lambda: D.dmm(x, x.t()), "dmm-limbs-of-views": limbs, "softmax": lambda: D.softmax(x),
+         "softmax-grad": lambda: D.softmax_grad(x.clone(), y, w)}[name]
     fast, ref = _both(f, monkeypatch)
     assert all(torch.equal(a, b) for a, b in zip(fast, ref, strict=True))
 

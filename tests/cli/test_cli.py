@@ -53,8 +53,9 @@ def test_stdout_output_and_stdin(run, work):
     r = run("compress", "-m", "tiny-gpt", "-c", "a.txt")
     assert r.exit_code == 0 and r.stdout_bytes[:4] == b"\x89LMZ"
     assert not (work / "a.txt.lmz").exists()
-    r2 = run("decompress", "-c", input=r.stdout_bytes)
+    r2 = run("decompress", "-c", "--threads", "1", input=r.stdout_bytes)
     assert r2.exit_code == 0 and r2.stdout_bytes == TEXT
+    assert run("decompress", "-c", "--threads", "0", input=r.stdout_bytes).exit_code == 2  # checked before any work
     r3 = run("compress", "-m", "tiny-gpt", "-", input=TEXT)
     assert r3.stdout_bytes == r.stdout_bytes
 

@@ -44,13 +44,18 @@ def test_encoder_and_decoder_counts_are_identical_integers(byte_model, monkeypat
         assert np.all(a.astype(np.int64).sum(axis=1) == exact.count_total(a.shape[1]))
 
 
-def test_thread_count_does_not_change_the_file_and_is_restored(gpt_model):
+def test_thread_count_does_not_change_the_file_and_is_restored(gpt_model, monkeypatch):
     before = torch.get_num_threads()
     one = codec.encode(TEXT[:200], gpt_model, Settings(threads=1))[0]
     two, head, _ = codec.encode(TEXT[:200], gpt_model, Settings(threads=2))
     assert one == two and head.arith == 3
     assert torch.get_num_threads() == before
     assert codec.decode(*fmt.unpack(two), gpt_model) == TEXT[:200]
+    seen: list[int] = []
+    monkeypatch.setattr(torch, "set_num_threads", lambda n, set_=torch.set_num_threads: (seen.append(n), set_(n)))
+    for n in (1, 3):  # the decoder takes a thread count too (the bench measures both directions on one)
+        assert codec.decode(*fmt.unpack(two), gpt_model, threads=n) == TEXT[:200]
+        assert seen[-2:] == [n, before]
 
 
 def test_coded_bits_are_what_the_coder_pays(gpt_model):

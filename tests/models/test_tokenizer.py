@@ -23,3 +23,43 @@ def test_bpe_round_trips_any_bytes(bpe):
     assert len(bpe.encode(TEXT)) < len(TEXT) / 2  # it merges
     again = tokenizer_from_json(bpe.to_json())
     assert list(again.encode(TEXT)) == list(bpe.encode(TEXT))
+
+
+def _whole(tok, data: bytes) -> list[int]:
+    return tok._tok.encode(data.decode("latin-1"), add_special_tokens=False).ids
+
+
+def test_bpe_in_pieces_gives_the_whole_texts_tokens():
+    from pathlib import Path
+
+    from lmzip.models import registry, tokenizer
+
+    tok = registry.load().tokenizer
+    alice = (Path(__file__).parents[2] / "corpora" / "canterbury" / "alice29.txt").read_bytes()[:40_000]
+    odd = "a \n\nb\t\t c  \x1c d\xa0 e\x85 f \r\n g.\n\n  \n".encode("latin-1") * 300
+    for data in (alice, odd, alice.replace(b"\r\n", b"\n") + odd):
+        text = data.decode("latin-1")
+        for size in (7, 100, 1000):
+            parts = list(tokenizer.chunks(text, size))
+            assert "".join(parts) == text and max(map(len, parts)) <= size and len(parts) >= len(text) // size
+        parts = list(tokenizer.chunks(text, 1000))  # every cut a clean one (alice29.txt has space runs of ~100)
+        assert len(parts) >= 10 and all(p[0] in " \n" and not q[-1].isspace() for q, p in zip(parts, parts[1:]))
+        old, tokenizer.CHUNK = tokenizer.CHUNK, 1000
+        try:
+            assert list(tok.encode(data)) == _whole(tok, data)
+        finally:
+            tokenizer.CHUNK = old
+        assert tok.decode(tok.encode(data)) == data
+
+
+def test_bpe_pieces_without_a_clean_cut_still_round_trip():
+    from lmzip.models import registry, tokenizer
+
+    tok = registry.load().tokenizer
+    data = bytes(range(33, 127)) * 50  # no white space at all: hard cuts
+    assert len(list(tokenizer.chunks(data.decode("latin-1"), 100))) == -(-len(data) // 100)
+    old, tokenizer.CHUNK = tokenizer.CHUNK, 100
+    try:
+        assert tok.decode(tok.encode(data)) == data
+    finally:
+        tokenizer.CHUNK = old
