@@ -14,7 +14,7 @@ weights, inputs and code give the same bits everywhere, and encoder and decoder 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
@@ -33,6 +33,7 @@ MAX_BITS = 24  # at most this many bits per quantized operand (products version 
 # with int32 sums give the exact product 14x faster than one float64 GEMM; any exact method (a
 # float64 product of the same integers: |sum| < K 2^27) gives the same integers.
 LIMB_BITS = (14, 13)
+_PASS = 1 << 22  # outputs per pass of the int8 GEMMs: their four int32 parts stay at 64 MB, not 4 x 84 MB for the head
 _PRODUCTS: ContextVar[int] = ContextVar("lmzip learning products", default=1)
 
 
@@ -103,13 +104,32 @@ def dmm(a: Tensor, b: Tensor) -> Tensor:
     return acc * sa * sb
 
 
-def _limb_dmm(a: Tensor, b: Tensor) -> Tensor:
+def by(b: Tensor) -> Callable[[Tensor], Tensor]:
+    """``a -> dmm(a, b)`` for many ``a`` against one ``b`` (an LSTM's recurrent weights, step after
+    step), with b's quantization done once: the same bits as dmm."""
+    if _PRODUCTS.get() == 2 and _cpu(b) and b.dim() == 2 and exact.int8_gemm(b.shape[0]):
+        limbs = _right_limbs(b)
+        return lambda a: _limb_dmm(a, b, limbs) if _cpu(a) and a.dim() == 2 else dmm(a, b)
+    return lambda a: dmm(a, b)
+
+
+def _right_limbs(b: Tensor) -> tuple[Tensor, Tensor, np.ndarray]:
+    bh, bl, sb = _limbs(b.detach(), 0, 2.0 ** -LIMB_BITS[1], 128)  # b's columns
+    return bh, bl, sb.reshape(1, -1).copy()
+
+
+def _limb_dmm(a: Tensor, b: Tensor, right: tuple | None = None) -> Tensor:
     """dmm in products version 2 on the CPU: quant and limbs in one pass per operand, four int8 GEMMs
     with int32 sums, and the limbs' shifts and the scales in one pass (every integer exact)."""
-    ah, al, sa = _limbs(a.detach(), 1, 2.0 ** -LIMB_BITS[0], 256)  # a's rows
-    bh, bl, sb = _limbs(b.detach(), 0, 2.0 ** -LIMB_BITS[1], 128)  # b's columns
-    parts = [torch._int_mm(x, y).numpy() for x in (ah, al) for y in (bh, bl)]  # hh, hl, lh, ll
-    return torch.from_numpy(kernels.limb_out(*parts, sa.reshape(-1, 1), sb.reshape(1, -1).copy(), (15, 8, 7)))
+    bh, bl, sb = right or _right_limbs(b)
+    M, N = a.shape[0], sb.shape[1]
+    out = np.empty((M, N), dtype=np.float64)
+    rows = max(1, _PASS // N)  # rows of a per pass: each row's limbs are its own, so passes give the same bits
+    for i in range(0, M, rows):
+        ah, al, sa = _limbs(a[i : i + rows].detach(), 1, 2.0 ** -LIMB_BITS[0], 256)  # a's rows
+        parts = [torch._int_mm(x, y).numpy() for x in (ah, al) for y in (bh, bl)]  # hh, hl, lh, ll
+        kernels.limb_out(*parts, sa.reshape(-1, 1), sb, (15, 8, 7), out[i : i + rows])
+    return torch.from_numpy(out)
 
 
 def _limbs(x: Tensor, dim: int, bits_scale: float, base: int) -> tuple[Tensor, Tensor, np.ndarray]:

@@ -422,10 +422,9 @@ def softmax_grad(x, y, w, bits_scale, pow2):
 
 
 @_jit
-def limb_out(hh, hl, lh, ll, sa, sb, shifts):
-    """(hh << s0) + (hl << s1) + (lh << s2) + ll in int64, then as float64 times sa[m] times sb[n]."""
+def limb_out(hh, hl, lh, ll, sa, sb, shifts, out):
+    """out = (hh << s0) + (hl << s1) + (lh << s2) + ll in int64, then as float64 times sa[m] times sb[n]."""
     M, N = hh.shape
-    out = np.empty((M, N), dtype=np.float64)
     s0, s1, s2 = shifts
     for m in range(M):
         for n in range(N):

@@ -204,11 +204,12 @@ def lstm_grads(m: LSTMModel, x: Tensor, y: Tensor, w: Tensor) -> dict[str, Tenso
         wih, whh = getattr(lstm, f"weight_ih_l{n}"), getattr(lstm, f"weight_hh_l{n}")
         bias = getattr(lstm, f"bias_ih_l{n}") + getattr(lstm, f"bias_hh_l{n}")
         xp = (dmm(inp, wih.t()) + bias).reshape(R, T, 4 * C)
+        recur = detfloat.by(whh.t())  # the same weights at every step: quantized once
         h = torch.zeros(R, C, dtype=torch.float64)
         cell = torch.zeros(R, C, dtype=torch.float64)
         prevs, outs, steps = [], [], []
         for t in range(T):
-            z = xp[:, t] + dmm(h, whh.t())
+            z = xp[:, t] + recur(h)
             i, f, o = sigmoid(z[:, :C]), sigmoid(z[:, C : 2 * C]), sigmoid(z[:, 3 * C :])
             g = tanh(z[:, 2 * C : 3 * C])  # torch's gate order: i, f, g, o
             prev_c, prev_h = cell, h
@@ -229,6 +230,7 @@ def lstm_grads(m: LSTMModel, x: Tensor, y: Tensor, w: Tensor) -> dict[str, Tenso
         dz = torch.empty(R, T, 4 * C, dtype=torch.float64)
         dh_next = torch.zeros(R, C, dtype=torch.float64)
         dc_next = torch.zeros(R, C, dtype=torch.float64)
+        back = detfloat.by(whh)
         for t in reversed(range(T)):
             i, f, g, o, prev_c, tc = steps[t]
             dh = dh_all[:, t] + dh_next
@@ -238,7 +240,7 @@ def lstm_grads(m: LSTMModel, x: Tensor, y: Tensor, w: Tensor) -> dict[str, Tenso
             dz[:, t, 2 * C : 3 * C] = dc * i * (1.0 - g * g)
             dz[:, t, 3 * C :] = dh * tc * o * (1.0 - o)
             dc_next = dc * f
-            dh_next = dmm(dz[:, t], whh)
+            dh_next = back(dz[:, t])
         dz = dz.reshape(N, 4 * C)
         grads[f"lstm.weight_hh_l{n}"] = dmm(dz.t(), h_prev)
         dh_all, grads[f"lstm.weight_ih_l{n}"] = linear_back(dz, x_in, wih)

@@ -49,6 +49,24 @@ def test_compiled_kernels_equal_the_torch_reference(x, name, monkeypatch):
     assert all(torch.equal(a, b) for a, b in zip(fast, ref, strict=True))
 
 
+def test_a_right_operand_quantized_once_gives_dmms_bits(x):
+    cases = [(x[:64].t(), [x, x[:5]]),  # a transposed weight [301, 64]
+             (x[:, :48].contiguous(), [x.t(), x[:5, :200]])]  # a plain [200, 48]; a transposed and a sliced a
+    for version in (1, 2):
+        with D.products(version):
+            for b, lefts in cases:
+                f = D.by(b)
+                for a in lefts:
+                    assert torch.equal(f(a), D.dmm(a, b))
+
+
+def test_int8_limb_products_in_passes_of_a_few_rows_give_the_same_bits(x, monkeypatch):
+    with D.products(2):
+        whole = D.dmm(x, x[:64].t())
+        monkeypatch.setattr(D, "_PASS", 64 * 7)  # seven rows per pass
+        assert torch.equal(D.dmm(x, x[:64].t()), whole)
+
+
 def test_functions_are_accurate(x):
     n = -x.abs().clamp(max=700.0)  # dexp saturates below -700
     assert torch.allclose(D.dexp(n), torch.exp(n), rtol=1e-12, atol=0)
