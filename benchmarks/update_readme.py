@@ -1,4 +1,4 @@
-"""Regenerate the README's results section from the committed benchmark JSON (never by hand).
+"""Regenerate the generated sections of README.md and benchmarks/README.md from the committed JSON (never by hand).
 
     python benchmarks/update_readme.py
 """
@@ -147,16 +147,26 @@ def portability_section() -> str:
     return f"{PSTART}\n{PORTABILITY.read_text().strip()}\n{PEND}"
 
 
-def updated(readme: str) -> str:
-    """The README with its generated sections replaced."""
+# the pages with generated sections: the README (the results table) and the lab notebook (the rest)
+PAGES = (ROOT / "README.md", ROOT / "benchmarks" / "README.md")
+
+
+def updated(readme: str, page: Path = PAGES[0]) -> str:
+    """``page``'s text with its generated sections replaced (links to benchmarks/ made relative to it)."""
+    here = page.parent.relative_to(ROOT).as_posix()
+
+    def local(text: str) -> str:
+        return text if here == "." else text.replace("](" + here + "/", "](")
+
     for start, end, make in ((START, END, section), (LSTART, LEND, learning_section),
                              (FSTART, FEND, frontier_section), (RSTART, REND, roundtrip_section),
                              (PSTART, PEND, portability_section)):
-        readme = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m, make=make: make(), readme, flags=re.S)
+        readme = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m, make=make: local(make()), readme,
+                        flags=re.S)
     return readme
 
 
 if __name__ == "__main__":
-    path = ROOT / "README.md"
-    path.write_text(updated(path.read_text()))
-    sys.stderr.write("README.md results section regenerated\n")
+    for path in PAGES:
+        path.write_text(updated(path.read_text(), path))
+    sys.stderr.write("generated sections of README.md and benchmarks/README.md regenerated\n")

@@ -1,4 +1,4 @@
-"""The README's results section is the one generated from the committed JSON."""
+"""The README and the lab notebook carry the sections generated from the committed JSON; the README stays short."""
 
 from __future__ import annotations
 
@@ -16,8 +16,23 @@ def test_readme_results_match_committed_json():
     spec.loader.exec_module(mod)
     if not (mod.RESULTS / "results.json").exists():
         pytest.fail("benchmarks/results/default/results.json is missing: run `make bench`")
+    for page in mod.PAGES:
+        text = page.read_text()
+        assert mod.updated(text, page) == text, f"{page.name} is stale: run python benchmarks/update_readme.py"
+    assert "<!-- results:start -->" in (ROOT / "README.md").read_text()
+    assert "<!-- learning:start -->" in (ROOT / "benchmarks" / "README.md").read_text()
+
+
+def test_readme_is_short_and_links_resolve():
+    """The README is for users (at most ~150 lines); every relative link of the three pages exists."""
+    import re
+
     readme = (ROOT / "README.md").read_text()
-    assert mod.updated(readme) == readme, "README is stale: run python benchmarks/update_readme.py"
+    assert len(readme.splitlines()) <= 150
+    for page in (ROOT / "README.md", ROOT / "benchmarks" / "README.md", ROOT / "docs" / "usage.md",
+                 ROOT / "docs" / "design.md"):
+        for target in re.findall(r"\]\(([^)#:]+)\)", page.read_text()):
+            assert (page.parent / target).exists(), f"{page.name} links to a missing {target}"
 
 
 def test_readme_gives_the_two_commands_and_ci_runs_the_test_one():
