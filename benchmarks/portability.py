@@ -68,12 +68,16 @@ def compare(d: Path) -> str:
     sp = [d / f"speed-format{v}.json" for v in (7, 8)]
     if all(p.exists() for p in sp):
         s7, s8 = ({(x["name"], x["mode"], x["processes"]): x for x in json.loads(p.read_text())["rows"]} for p in sp)
-        lines += ["", "Speed on alice29.txt, KB/s compress / decompress, one thread per process "
-                  "(benchmarks/speed.py at each commit, one after the other on this machine; format 7's run "
-                  "overlapped short test runs, which is why its lstm-wide two-process compress figure is low). "
-                  "Format 7 cut alice29.txt into one group per process; format 8 cuts by the input alone, one "
-                  "group here, so a second process does not help it. 'portable' is speed-format8.json, "
-                  "arithmetics 3 and 4.", "",
+        lines += ["", "Speed on alice29.txt, KB/s compress / decompress, one thread per process in both "
+                  "directions (benchmarks/speed.py at each commit, one after the other on this machine; format "
+                  "7's run overlapped short test runs, which is why its lstm-wide two-process compress figure is "
+                  "low). Format 7 cut alice29.txt into one group per process; format 8 cuts by the input alone, "
+                  "one group here, so a second process does not help it. 'portable' is speed-format8.json "
+                  "(arithmetics 3 and 4, format 9 since lmzip 0.5; until lmzip 0.5.1 its decoder took every "
+                  "core, so earlier decompress figures were two-thread ones). Compress runs first in a fresh "
+                  "process and pays for the learner's first touch of its memory (gpt-wide: +1.3 GB; its first "
+                  "learning step took 7.0 s against 2.3-2.9 s for the others, with 4.7 s of system time on "
+                  "this virtual machine); decompress then reuses that memory.", "",
                   "| model | mode | processes | format 7 | portable | peak MiB 7 / now |",
                   "|---|---|---:|---:|---:|---:|"]
         for k, b in s8.items():

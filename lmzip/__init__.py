@@ -9,6 +9,6 @@ _os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
 from lmzip.api import LMCompressor, Result, compress, decompress, inspect  # noqa: E402
 from lmzip.errors import FormatError, IntegrityError, LmzipError, ModelNotFound  # noqa: E402
 
-__version__ = "0.5.0"
+__version__ = "0.5.1"
 __all__ = ["LMCompressor", "Result", "compress", "decompress", "inspect", "LmzipError", "FormatError",
            "IntegrityError", "ModelNotFound", "__version__"]
