@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -11,16 +11,21 @@ import click
 
 from lmzip import __version__, files
 from lmzip.cli import ui
+from lmzip.cli.gzip_style import GzipGroup
 from lmzip.errors import LmzipError
 from lmzip.models import registry
 
 CTX = {"help_option_names": ["-h", "--help"]}
 
 
-@click.group(context_settings=CTX)
+@click.group(cls=GzipGroup, context_settings=CTX)
 @click.version_option(__version__, "-V", "--version", prog_name="lmzip")
 def main() -> None:
-    """Lossless compression with a language model's next-token predictions."""
+    """Lossless compression with a language model's next-token predictions.
+
+    \b
+    Also as gzip: lmzip [-d|-t|-l] [-cfkq...] [FILES]; with no FILES, standard input to standard output.
+    """
 
 
 def io_options(f):
@@ -156,16 +161,18 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbo
         raise LmzipError("refusing to write compressed data to a terminal (use -f to force)")
     if dst is not None and dst.exists() and not force:
         raise LmzipError(f"{dst}: already exists; use -f to overwrite")
+    if stdin and mode == "decompress" and not force:
+        _refuse_terminal_stdin()
     fin = sys.stdin.buffer if stdin else files.open_input(src, force)
     t0 = time.perf_counter()
     try:
         total = None if stdin else files.size_of(fin)
         if dst is None:
-            orig, comp, note, t = run(fin, _Stdout(), total, src)
+            orig, comp, note, t = run(fin, ui.Stdout(), total, src)
         else:
             with files.atomic_output(dst, force, like=src) as fout:
                 orig, comp, note, t = run(fin, fout, total, src)
-    except (files.Skip, _StdoutError):
+    except (files.Skip, ui.StdoutError):
         raise
     except LmzipError as e:
         raise LmzipError(f"{name}: {e}") from e
@@ -191,18 +198,6 @@ def _one(name, run, mode, to_stdout, output, force, remove, suffix, quiet, verbo
         ui.err.print(f"  {blocks}{layout}; {orig / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s)", markup=False)
 
 
-class _StdoutError(LmzipError):
-    """Standard output failed (its message names it, not the input)."""
-
-
-class _Stdout:
-    """Standard output as a stream; a full disk or a closed pipe is one line, not a traceback."""
-
-    def write(self, data: bytes) -> int:
-        _write_stdout(data)
-        return len(data)
-
-
 def _size(text: str | None) -> int | None:
     """'4M' -> 4 MiB (K, M, G: powers of 1024; plain digits: bytes)."""
     if text is None:
@@ -215,24 +210,10 @@ def _size(text: str | None) -> int | None:
     return int(digits) * scale
 
 
-def _write_stdout(data: bytes) -> None:
-    """Write to standard output; a full disk or a closed pipe is one line, not a traceback."""
-    try:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    except BrokenPipeError:  # the reader is gone (`| head`): end quietly, as gzip does
-        _silence_stdout()
-        sys.exit(ui.ERROR)
-    except OSError as e:
-        _silence_stdout()
-        raise _StdoutError(f"standard output: {e.strerror or e}") from e
-
-
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null so the interpreter's last flush cannot fail a second time."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+def _refuse_terminal_stdin(hint: str = " (use -f to force)") -> None:
+    """Compressed data is never read from a terminal (as gzip -d): it would wait for typed bytes."""
+    if ui.stdin_is_terminal():
+        raise LmzipError(f"refusing to read compressed data from a terminal{hint}")
 
 
 def _exit_error(message: str) -> None:
@@ -241,17 +222,25 @@ def _exit_error(message: str) -> None:
 
 
 @main.command("test")
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=str))
 @click.option("-m", "--model", help="Model folder to decode with (default: found by the file's id).")
 @click.option("-q", "--quiet", is_flag=True)
 def test_cmd(inputs, model, quiet) -> None:
-    """Decode FILES and verify them against their checksums; write nothing."""
+    """Decode FILES (or standard input, -) and verify them against their checksums; write nothing."""
     from lmzip.api import decompress_stream
 
     status = ui.OK
-    for name in inputs:
+    for name in inputs or ["-"]:
+        try:  # the messages of these two name the file already
+            if name == "-":
+                _refuse_terminal_stdin(hint="")
+            src = contextlib.nullcontext(sys.stdin.buffer) if name == "-" else files.open_input(Path(name))
+        except LmzipError as e:
+            ui.error(str(e))
+            status = ui.ERROR
+            continue
         try:
-            with files.open_input(Path(name)) as f, ui.progress("test", not quiet) as bar:
+            with src as f, ui.progress("test", not quiet) as bar:
                 decompress_stream(f, files.Discard(), model=model, progress=bar, total=files.size_of(f))
             if not quiet:
                 ui.err.print(f"{name}: OK", markup=False)

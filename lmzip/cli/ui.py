@@ -1,13 +1,16 @@
-"""One stdout and one stderr rich console, error/warning lines, and the progress bar."""
+"""One stdout and one stderr rich console, error/warning lines, the progress bar, and binary standard output."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from lmzip.errors import LmzipError
 
 # Tables keep their columns when piped: a pipe gets a wide console instead of rich's 80 columns.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
@@ -19,6 +22,11 @@ OK, ERROR, WARNING = 0, 1, 2
 def stdout_is_terminal() -> bool:
     """Whether standard output is a terminal (compressed data is never written to one)."""
     return sys.stdout.isatty()
+
+
+def stdin_is_terminal() -> bool:
+    """Whether standard input is a terminal (compressed data is never read from one)."""
+    return sys.stdin.isatty()
 
 
 def error(message: str) -> None:
@@ -66,3 +74,35 @@ def progress_count(label: str, total: int, enabled: bool) -> Iterator[Callable[[
             bar.update(task, advance=1, description=f"{label}: {what}")
 
         yield tick
+
+
+class StdoutError(LmzipError):
+    """Standard output failed (its message names it, not the input)."""
+
+
+class Stdout:
+    """Standard output as a stream; a full disk or a closed pipe is one line, not a traceback."""
+
+    def write(self, data: bytes) -> int:
+        write_stdout(data)
+        return len(data)
+
+
+def write_stdout(data: bytes) -> None:
+    """Write to standard output; a full disk or a closed pipe is one line, not a traceback."""
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:  # the reader is gone (`| head`): end quietly, as gzip does
+        silence_stdout()
+        sys.exit(ERROR)
+    except OSError as e:
+        silence_stdout()
+        raise StdoutError(f"standard output: {e.strerror or e}") from e
+
+
+def silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's last flush cannot fail a second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
