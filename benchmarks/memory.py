@@ -101,7 +101,15 @@ def main() -> None:
             with open(TEXT, "rb") as f:
                 src.write_bytes(f.read(mb * 1000 * 1000))
             rows.append(measure(f"{mb} MB of English text, default model", src, d))
+    write(rows)
+
+
+def write(rows: list[dict]) -> None:
+    """memory.{json,md}, keeping the committed rows of inputs not measured this time (--text-only)."""
     out = ROOT / "benchmarks" / "results"
+    old = json.loads((out / "memory.json").read_text())["rows"] if (out / "memory.json").exists() else []
+    new = {r["input"]: r for r in rows}
+    rows = [new.pop(r["input"], r) for r in old] + list(new.values())
     (out / "memory.json").write_text(json.dumps({"rows": rows}, indent=1) + "\n")
     lines = ["Peak memory against input size (benchmarks/memory.py): one `lmzip compress` and one `lmzip decompress` "
              "process each, default options, peak of the summed resident memory of the process and its workers.", "",
