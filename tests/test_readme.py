@@ -39,3 +39,14 @@ def test_readme_gives_the_two_commands_and_ci_runs_the_test_one():
     readme = (ROOT / "README.md").read_text()
     assert "make bench" in readme and "make test" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_version_is_written_once():
+    """pyproject.toml holds it; lmzip reads the installed metadata (`make test` reinstalls on a change)."""
+    import re
+
+    import lmzip
+
+    written = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert lmzip.__version__ == written
+    assert f'"{written}"' not in (ROOT / "lmzip" / "__init__.py").read_text()
