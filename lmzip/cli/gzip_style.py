@@ -116,5 +116,17 @@ class Alias(click.Command):
         return lmzip.main([*self.prefix, *args], prog_name="lmzip", **extra)
 
 
+def level_options(f):
+    """-1 … -9: the levels of lmzip.levels (one parameter, ``level``; None without one)."""
+    from lmzip.levels import LEVELS
+
+    for n in sorted(LEVELS, reverse=True):
+        lv = LEVELS[n]
+        what = f"{lv.model}{' --mix' if lv.mix else ''}{' --adapt' if lv.adapt else ''}"
+        f = click.option(f"-{n}", "level", flag_value=n, help=f"Level {n}: {what}" + (
+            " (fastest)" if n == 1 else " (smallest)" if n == 9 else "") + ".")(f)
+    return f
+
+
 unlmz = Alias("unlmz", ["-d"], "Decompress FILES (or standard input): lmzip -d, as gunzip.")
 lmzcat = Alias("lmzcat", ["-dc"], "Decompress FILES (or standard input) to standard output: lmzip -dc, as zcat.")

@@ -11,7 +11,7 @@ import click
 
 from lmzip import __version__, files
 from lmzip.cli import ui
-from lmzip.cli.gzip_style import GzipGroup
+from lmzip.cli.gzip_style import GzipGroup, level_options
 from lmzip.errors import LmzipError
 from lmzip.models import registry
 
@@ -57,6 +57,7 @@ THREADS = click.option("--threads", type=click.IntRange(1, 64),
 
 @main.command()
 @io_options
+@level_options
 @THREADS
 @click.option("--segment", type=int, help="Segment length in tokens (default: chosen from the input size).")
 @click.option("--mix", is_flag=True, help="Mix the model with an online match model (repeats cost less).")
@@ -70,11 +71,15 @@ THREADS = click.option("--threads", type=click.IntRange(1, 64),
               help="Bytes per independently coded block, such as 4M (default 4 MiB; memory follows it, not the "
                    "input size).")
 def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, device, jobs, verbose, quiet,
-             threads, segment, mix, adapt, adapt_lr, adapt_block, seed, block_size) -> None:
-    """Compress FILES (or standard input) to FILE.lmz."""
+             level, threads, segment, mix, adapt, adapt_lr, adapt_block, seed, block_size) -> None:
+    """Compress FILES (or standard input) to FILE.lmz (-1 fastest … -9 smallest; default: -4)."""
     from lmzip.api import LMCompressor
     from lmzip.coding.settings import Settings
+    from lmzip.levels import LEVELS
 
+    if level is not None:  # the level's model and modes; -m, --mix and --adapt given beside it still apply
+        lv = LEVELS[level]
+        model, mix, adapt = model or lv.model, mix or lv.mix, adapt or lv.adapt
     state: dict = {}
     try:
         options = dict(mix=mix, adapt=adapt, adapt_lr=adapt_lr, adapt_block=adapt_block, seed=seed, segment=segment,

@@ -104,3 +104,19 @@ def list_models(as_json: bool) -> None:
                   f"{r['valid_bpb']:.3f}" if r["valid_bpb"] else "-",
                   f"{r['compress_kbps']:.1f}/{r['decompress_kbps']:.1f}" if r["compress_kbps"] else "-")
     ui.out.print(t)
+    ui.out.print(level_table())
+
+
+def level_table() -> Table:
+    """The levels -1 … -9 with what benchmarks/speed.py measured for each."""
+    from lmzip.levels import DEFAULT, LEVELS, measured
+
+    figures = measured()
+    file = next(iter(figures.values()), {}).get("file", "")
+    t = Table("level", "model", "options", "bpb", "KB/s c/d",
+              caption=f"lmzip -N FILE; measured on {file}, one thread; no level: -{DEFAULT}" if file else None)
+    for n, lv in LEVELS.items():
+        f = figures.get(n, {})
+        t.add_row(f"-{n}", lv.model, " ".join(o for o, on in (("--mix", lv.mix), ("--adapt", lv.adapt)) if on) or "-",
+                  f"{f['bpb']:.3f}" if f else "-", f"{f['compress_kbps']:.1f}/{f['decompress_kbps']:.1f}" if f else "-")
+    return t

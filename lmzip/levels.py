@@ -1,0 +1,44 @@
+"""Compression levels -1 … -9: points on the measured speed/ratio frontier, fastest first.
+
+Each level is a shipped model and a coding mode that codes smaller than every faster level
+(benchmarks/results/speed.md: alice29.txt, one thread, every shipped model in every mode; the other
+combinations are slower for their size). ``lmzip models`` prints the table with its figures, which
+benchmarks/speed.py writes beside the weights (levels.json).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from lmzip.models import registry
+
+
+@dataclass(frozen=True)
+class Level:
+    """A shipped model and the coding mode a level stands for."""
+
+    model: str
+    mix: bool = False
+    adapt: bool = False
+
+    @property
+    def mode(self) -> str:
+        """The mode as benchmarks/speed.py names it: static, mix, adapt or adapt+mix."""
+        return "+".join(m for m, on in (("adapt", self.adapt), ("mix", self.mix)) if on) or "static"
+
+
+LEVELS: dict[int, Level] = {
+    1: Level("lstm-small"), 2: Level("lstm-wide"), 3: Level("lstm-wide", mix=True), 4: Level("gpt-wide"),
+    5: Level("gpt-wide", mix=True), 6: Level("gpt-large", mix=True), 7: Level("gpt-wide", mix=True, adapt=True),
+    8: Level("gpt-large", adapt=True), 9: Level("gpt-large", mix=True, adapt=True),
+}
+DEFAULT = 4  # what `lmzip compress` does without a level: the default model, static
+
+
+def measured() -> dict[int, dict]:
+    """Each level's bits per byte and KB/s as benchmarks/speed.py measured them ({} where not measured)."""
+    try:
+        return {int(k): v for k, v in json.loads((registry.SHIPPED / "levels.json").read_text()).items()}
+    except (OSError, ValueError):
+        return {}

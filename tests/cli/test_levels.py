@@ -1,0 +1,57 @@
+"""Levels -1 … -9: points on the measured frontier, each a shipped model and mode; -m and flags beside them."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from lmzip import api, levels
+from lmzip.cli.main import main
+from lmzip.models import registry
+
+
+@pytest.fixture()
+def run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_bytes(b"A level picks a model and a mode; the tests check which. " * 3)
+
+    def invoke(*args):
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+    return invoke
+
+
+def test_the_levels_are_a_frontier_of_shipped_models():
+    assert sorted(levels.LEVELS) == list(range(1, 10))
+    assert all(lv.model in registry.available() for lv in levels.LEVELS.values())
+    lv = levels.LEVELS[levels.DEFAULT]
+    assert (lv.model, lv.mix, lv.adapt) == (registry.DEFAULT_MODEL, False, False)  # plain compress is -4
+    figures = levels.measured()
+    assert sorted(figures) == list(range(1, 10))
+    bpb = [figures[n]["bpb"] for n in range(1, 10)]
+    speed = [figures[n]["compress_kbps"] for n in range(1, 10)]
+    assert bpb == sorted(bpb, reverse=True) and speed == sorted(speed, reverse=True)  # smaller and slower
+
+
+@pytest.mark.parametrize("args, model, mix, adapt", [
+    (["compress", "-1"], "lstm-small", False, False),
+    (["-3"], "lstm-wide", True, False),  # gzip's form: no subcommand
+    (["-9"], "gpt-large", True, True),
+    (["compress", "-2", "--adapt"], "lstm-wide", False, True),  # flags add to the level's
+    (["compress", "-5", "-m", "lstm-small"], "lstm-small", True, False),  # -m replaces the level's model
+])
+def test_a_level_codes_with_its_model_and_modes(run, tmp_path, args, model, mix, adapt):
+    r = run(*args, "-q", "-c", "a.txt")
+    assert r.exit_code == 0, r.output
+    head = api.inspect(r.stdout_bytes)
+    assert (head.model_name, head.mix, head.adapt) == (model, mix, adapt)
+    (tmp_path / "x.lmz").write_bytes(r.stdout_bytes)
+    back = run("-d", "-9", "-q", "-o", "b.txt", "x.lmz")  # a level means nothing to decompression: ignored
+    assert back.exit_code == 0, back.output
+    assert (tmp_path / "b.txt").read_bytes() == (tmp_path / "a.txt").read_bytes()
+
+
+def test_models_prints_the_level_table(run):
+    r = run("models")
+    assert r.exit_code == 0
+    assert "level" in r.stdout and "-9" in r.stdout and "gpt-large" in r.stdout and "--mix --adapt" in r.stdout
