@@ -214,8 +214,7 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     workers = workers or parallel.default_workers()
     settings = with_threads(settings, min(workers, head.groups))
     tasks = [(segs[a:b], layout.lengths[a:b], settings) for a, b in bounds]
-    results = parallel.map_groups(_encode_group, model, tasks, workers,
-                                  progress, _group_done(progress, layout.lengths, bounds))
+    results = parallel.map_groups(_encode_group, model, tasks, workers, progress, _sizes(layout.lengths, bounds))
     payload = join_streams([r[0] for r in results])
     bits = sum(r[1] for r in results)
     if len(payload) >= len(data):  # coding would not shrink it: store the input as it is
@@ -224,16 +223,9 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     return head.pack() + payload, head, bits
 
 
-def _group_done(progress: Progress | None, lengths: np.ndarray, bounds: list[tuple[int, int]]):
-    """Progress for parallel groups: advanced as each whole group completes."""
-    if progress is None:
-        return None
-    total = int(lengths.sum())
-
-    def done(i: int) -> None:
-        progress(int(sum(lengths[a:b].sum() for a, b in bounds[: i + 1])), total)
-
-    return done
+def _sizes(lengths: np.ndarray, bounds: list[tuple[int, int]]) -> list[int]:
+    """Tokens per group: the totals the groups' live progress adds up to."""
+    return [int(lengths[a:b].sum()) for a, b in bounds]
 
 
 def _stored(data: bytes, **where) -> tuple[bytes, Header]:
@@ -268,8 +260,8 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
         raise FormatError("corrupt data (a stream is not a whole number of 32-bit words)")
     tasks = [(st, layout.lengths[a:b], settings) for st, (a, b) in zip(streams, layout.bounds(), strict=True)]
     try:
-        parts = parallel.map_groups(_decode_group, model, tasks, workers,
-                                    progress, _group_done(progress, layout.lengths, layout.bounds()))
+        parts = parallel.map_groups(_decode_group, model, tasks, workers, progress,
+                                    _sizes(layout.lengths, layout.bounds()))
     except (ValueError, KeyError, RuntimeError) as e:
         raise IntegrityError(f"corrupt data (the range decoder failed: {e})") from e
     data = transform.restore(model.tokenizer.decode(np.concatenate(parts)), head.crlf)

@@ -91,3 +91,22 @@ def test_random_weights_code_their_groups_in_worker_processes():
     assert head.groups == 2 and head.seed == 5
     assert codec.decode(*fmt.unpack(blob), model, workers=1) == TEXT * 2  # a worker's group decodes here
     assert codec.decode(*fmt.unpack(blob), model, workers=2) == TEXT * 2
+
+
+def test_progress_is_live_while_a_worker_codes_its_group(model_dir):
+    from lmzip.coding import parallel
+    from lmzip.coding.settings import Settings
+    from lmzip.models import registry
+
+    model = registry.load("tiny-gpt")  # a folder, which the worker loads
+    seen: list[tuple[int, int]] = []
+    blob, head, _ = codec.encode(TEXT * 40, model, Settings(segment=1000, groups=2), workers=2,
+                                 progress=lambda d, t: seen.append((d, t)))
+    assert head.groups == 2 and parallel.REPORT_EVERY > 0
+    sizes = codec._sizes(*(lambda lay: (lay.lengths, lay.bounds()))(
+        codec.Layout.of(head.n_tokens, head.segment_length, head.groups)))
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and done[-1] == sum(sizes) and {t for _, t in seen} == {sum(sizes)}
+    # the first group codes here before the worker has even started; the worker's reports come after
+    assert any(sizes[0] < d < sum(sizes) for d in done), sorted(set(done))[-5:]
+    assert codec.decode(*fmt.unpack(blob), model, workers=2) == TEXT * 40
