@@ -336,18 +336,19 @@ def quant_limbs(x, bits_scale, base):
     hi = np.empty((R, K), dtype=np.int8)
     lo = np.empty((R, K), dtype=np.int8)
     s = np.empty((R, 1), dtype=np.float64)
-    half = float(base // 2)
-    inv = 1.0 / float(base)  # a power of two: multiplying by it divides exactly
-    fb = float(base)
     for r in range(R):
         sc = _row_scale(x[r], bits_scale)
         s[r, 0] = sc
         for k in range(K):
-            q = np.rint(x[r, k] / sc)
-            h = np.floor((q + half) * inv)
-            hi[r, k] = h
-            lo[r, k] = q - h * fb  # exact: integers below 2^53
+            hi[r, k], lo[r, k] = _limbs(np.rint(x[r, k] / sc), base)
     return hi, lo, s
+
+
+@_jit
+def _limbs(q, base):
+    """The integer q as hi * base + lo with lo in [-base/2, base/2) (base a power of two: exact)."""
+    h = np.floor((q + float(base // 2)) * (1.0 / float(base)))
+    return h, q - h * float(base)  # exact: integers below 2^53
 
 
 @_jit
@@ -384,15 +385,9 @@ def quant_limbs_cols(x, bits_scale, base):
     s = _col_scales(x, bits_scale)
     hi = np.empty((R, K), dtype=np.int8)
     lo = np.empty((R, K), dtype=np.int8)
-    half = float(base // 2)
-    inv = 1.0 / float(base)
-    fb = float(base)
     for r in range(R):
         for k in range(K):
-            q = np.rint(x[r, k] / s[0, k])
-            h = np.floor((q + half) * inv)
-            hi[r, k] = h
-            lo[r, k] = q - h * fb
+            hi[r, k], lo[r, k] = _limbs(np.rint(x[r, k] / s[0, k]), base)
     return hi, lo, s
 
 
