@@ -23,6 +23,11 @@ class Level:
     adapt: bool = False
 
     @property
+    def flags(self) -> str:
+        """The options that ask for this mode on the command line ("" for static)."""
+        return " ".join(o for o, on in (("--mix", self.mix), ("--adapt", self.adapt)) if on)
+
+    @property
     def mode(self) -> str:
         """The mode as benchmarks/speed.py names it: static, mix, adapt or adapt+mix."""
         return "+".join(m for m, on in (("adapt", self.adapt), ("mix", self.mix)) if on) or "static"

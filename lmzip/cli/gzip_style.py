@@ -122,7 +122,7 @@ def level_options(f):
 
     for n in sorted(LEVELS, reverse=True):
         lv = LEVELS[n]
-        what = f"{lv.model}{' --mix' if lv.mix else ''}{' --adapt' if lv.adapt else ''}"
+        what = f"{lv.model} {lv.flags}".strip()
         f = click.option(f"-{n}", "level", flag_value=n, help=f"Level {n}: {what}" + (
             " (fastest)" if n == 1 else " (smallest)" if n == 9 else "") + ".")(f)
     return f

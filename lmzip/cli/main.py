@@ -100,7 +100,7 @@ def compress(inputs, to_stdout, output, force, keep, remove, suffix, model, devi
             dst.seek(0)
             with open(path, "rb") as original:
                 same = files.SameAs(original)
-                decompress_stream(dst, same, state["c"].model, jobs=jobs)
+                decompress_stream(dst, same, state["c"].model, jobs=jobs, threads=threads)
                 if not same.complete():
                     raise LmzipError("round-trip check failed; input kept")
         h = t.first

@@ -117,6 +117,6 @@ def level_table() -> Table:
               caption=f"lmzip -N FILE; measured on {file}, one thread; no level: -{DEFAULT}" if file else None)
     for n, lv in LEVELS.items():
         f = figures.get(n, {})
-        t.add_row(f"-{n}", lv.model, " ".join(o for o, on in (("--mix", lv.mix), ("--adapt", lv.adapt)) if on) or "-",
+        t.add_row(f"-{n}", lv.model, lv.flags or "-",
                   f"{f['bpb']:.3f}" if f else "-", f"{f['compress_kbps']:.1f}/{f['decompress_kbps']:.1f}" if f else "-")
     return t

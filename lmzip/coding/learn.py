@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import ctypes
+import functools
 import math
 
 import numpy as np
@@ -41,6 +42,7 @@ from lmzip.models.qmodel import ARITH, ROT_BITS, exact_predictor
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8  # Adam's defaults, as torch.optim.Adam
 
 
+@functools.cache  # once per process: the setting is the process's
 def _keep_heap() -> None:
     """Serve large arrays from the heap and keep freed memory for the next step: each learning step
     allocates and frees the same arrays of tens of MB, which glibc otherwise maps afresh (mmap above

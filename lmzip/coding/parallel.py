@@ -127,7 +127,7 @@ def map_groups(fn: Callable, model, tasks: list[tuple], workers: int, progress=N
     try:
         futures = [pool.submit(_call, fn, t, i if tally else None) for i, t in enumerate(tasks[1:], start=1)]
         if tally:
-            tally.live = live
+            tally.live = live  # the workers' reports join this process's from now on
             out = [fn(model, *tasks[0], tally.local(0))]
             tally.finished(0)
             while not all(f.done() for f in futures):  # report the workers' progress while they finish
