@@ -18,4 +18,4 @@ test: lint
 	$(BIN)/pytest
 
 bench: $(VENV)/.ready
-	$(BIN)/lmzip bench
+	$(BIN)/lmzip bench --out benchmarks/results/default

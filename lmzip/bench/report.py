@@ -11,18 +11,10 @@ from typing import Any
 
 from rich.table import Table
 
-# Quoted from their publications (via shared/corpora/README.md), NOT run here.
-PUBLISHED = [
-    {"compressor": "cmix v21", "file": "alice29.txt", "bpb": 1.635},
-    {"compressor": "cmix v21", "file": "book1", "bpb": 1.901},
-    {"compressor": "cmix v21", "file": "enwik8", "bpb": 1.170},
-    {"compressor": "paq8px", "file": "alice29.txt", "bpb": 1.728},
-    {"compressor": "paq8px", "file": "book1", "bpb": 1.908},
-    {"compressor": "NNCP v3.2", "file": "enwik8", "bpb": 1.193},
-    {"compressor": "ts_zip (RWKV 169M, GPU)", "file": "alice29.txt", "bpb": 1.142},
-    {"compressor": "ts_zip (RWKV 169M, GPU)", "file": "book1", "bpb": 1.431},
-    {"compressor": "ts_zip (RWKV 169M, GPU)", "file": "enwik8", "bpb": 1.106},
-]
+from lmzip.bench import published
+
+# Quoted from their publications (lmzip.bench.published, which cites them), NOT run here.
+PUBLISHED = published.figures()
 
 CAPTION = ("bpb = bits per byte = 8 × compressed / original (lower is better; best per file in bold). "
            "ratio = original / compressed. +model = bpb counting the model file too. ideal = the model's "
@@ -157,8 +149,9 @@ def markdown(doc: dict[str, Any]) -> str:
                      f"{_fmt(r['compress_kbps'], 1)} | {_fmt(r['decompress_kbps'], 1)} | {_fmt(r['peak_mib'], 0)} | "
                      f"{r['model_bytes']:,} | {'✓' if r['verified'] else '✗'} |")
     lines += ["", CAPTION, "", "Published figures (quoted, **not run here**; bits per byte):", "",
-              "| compressor | file | bpb |", "|---|---|---:|"]
-    lines += [f"| {p['compressor']} | {p['file']} | {p['bpb']:.3f} |" for p in doc.get("published", PUBLISHED)]
+              "| compressor | file | bpb | published in |", "|---|---|---:|---|"]
+    lines += [f"| {p['compressor']} | {p['file']} | {p['bpb']:.3f} | {published.cite(p['compressor'])} |"
+              for p in doc.get("published", PUBLISHED)]
     env = doc["environment"]
     lines += ["", f"Measured with lmzip {env['lmzip']} (git {env['git_commit']}), torch {env['torch']}, "
               f"constriction {env['constriction']}, on {env['cpu']} ({env['cores']} cores, one thread per "

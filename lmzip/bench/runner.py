@@ -59,6 +59,15 @@ class Row:
     error: str | None = None
 
 
+def bundled_corpus(pkg: Path | None = None) -> Path:
+    """The bundled corpora: ``lmzip/corpora`` in an install (package data), ``corpora/`` in a source checkout."""
+    pkg = pkg or Path(__file__).resolve().parent.parent
+    for root in (pkg / "corpora", pkg.parent / "corpora"):
+        if (root / "MANIFEST.tsv").is_file():
+            return root
+    raise LmzipError("this lmzip has no bundled corpora; give --corpus DIR or files to benchmark")
+
+
 def corpus_sources(root: Path, files: list[str] | None, limit: int | None) -> list[Source]:
     """Files under ``root`` (all of them, or the named ones: exact relative paths or base names)."""
     if not root.is_dir():
@@ -120,6 +129,7 @@ def _worker(name: str, sources: list[Source], queue) -> None:
         queue.put(name)
         return
     for s in sources:
+        queue.put(("start", name, s.label))
         data = s.read()
         row = Row(comp.name, comp.settings, s.label, len(data), model_bytes=comp.model_bytes)
         try:
@@ -178,8 +188,10 @@ def environment(command: str) -> dict[str, Any]:
 
 
 def run(names: list[str], sources: list[Source], jobs: int = 1,
-        on_row: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """Every compressor on every source, ``jobs`` compressors at a time; rows in registry order."""
+        on_row: Callable[[dict[str, Any]], None] | None = None,
+        on_start: Callable[[str, str], None] | None = None) -> list[dict[str, Any]]:
+    """Every compressor on every source, ``jobs`` compressors at a time; rows in registry order.
+    ``on_start(compressor, file)`` is called as a measurement begins, ``on_row(row)`` as it ends."""
     import queue as queue_mod
 
     ctx = mp.get_context("spawn")
@@ -201,10 +213,16 @@ def run(names: list[str], sources: list[Source], jobs: int = 1,
                     for s in sources:
                         if s.label not in seen:
                             rows.append(asdict(Row(name, "", s.label, 0, error=f"worker died ({p.exitcode})")))
+                            if on_row:
+                                on_row(rows[-1])
                     del running[name]
             continue
         if isinstance(msg, str):  # the worker's "done"
             running.pop(msg).join()
+            continue
+        if isinstance(msg, tuple):  # ("start", compressor, file)
+            if on_start:
+                on_start(msg[1], msg[2])
             continue
         rows.append(msg)
         if on_row:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -10,7 +13,7 @@ import click
 from lmzip.cli import ui
 from lmzip.errors import LmzipError
 
-REPO = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = Path("lmzip-bench")  # relative to the current folder; `make bench` passes --out benchmarks/results/…
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -21,7 +24,8 @@ def _csv(value: str | None) -> list[str] | None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--suite", type=click.Choice(["default", "full"]), default="default", show_default=True,
               help="default: ten text/code files, about 10 minutes; full: every file of the corpus.")
-@click.option("--corpus", type=click.Path(path_type=Path), help="Corpus folder (default: the bundled corpora/).")
+@click.option("--corpus", type=click.Path(path_type=Path),
+              help="Corpus folder (default: the corpora bundled with lmzip).")
 @click.option("--files", help="Comma-separated files of the corpus (relative paths or names).")
 @click.option("--compressors", help="Comma-separated compressor names (default: all; the learning ones, +adapt, "
               "+adapt+mix and +scratch, only with --suite full; see --list).")
@@ -31,13 +35,14 @@ def _csv(value: str | None) -> list[str] | None:
 @click.option("--column", default="text", show_default=True)
 @click.option("--jobs", default=1, show_default=True, help="Compressors measured at once (each on one thread).")
 @click.option("--out", type=click.Path(path_type=Path),
-              help="Where to write JSON/Markdown/CSV/plots (default for the bundled suites: benchmarks/results).")
+              help="Where to write JSON/Markdown/CSV/plots  [default: ./lmzip-bench]")
 @click.option("--update", is_flag=True, help="Replace only these compressors' rows in OUT's results; keep the rest.")
 @click.option("--no-plots", is_flag=True)
 @click.option("--list", "list_only", is_flag=True, help="List the compressor names and exit.")
-@click.option("-q", "--quiet", is_flag=True)
+@click.option("--no-progress", is_flag=True, help="No progress bar (there is none when stderr is not a terminal).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no closing hints.")
 def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, column, jobs, out, update, no_plots,
-              list_only, quiet) -> None:
+              list_only, no_progress, quiet) -> None:
     """Benchmark lmzip's models against gzip, bzip2, xz, zstd, brotli and PPMd; every result verified."""
     from lmzip.bench import compressors as comp
     from lmzip.bench import report
@@ -61,15 +66,15 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         if dataset:
             sources.append(bench.dataset_source(dataset, split, column, limit, bench.temp_workdir()))
         if not paths and not dataset:
-            root = corpus or _default_corpus()
+            root = corpus or bench.bundled_corpus()
             wanted = _csv(files) or (bench.DEFAULT_FILES if suite == "default" and corpus is None else None)
             sources = bench.corpus_sources(root, wanted, limit)
-        if out is None and bundled and not files and not limit:
-            out = Path("benchmarks/results") / suite
+        out = DEFAULT_OUT if out is None else out
+        _check_out(out)
         command = "lmzip bench " + " ".join(sys.argv[2:])
         earlier = _earlier(out) if update else None
-        with ui.progress_count("bench", len(names) * len(sources), not quiet) as tick:
-            rows = bench.run(names, sources, jobs, lambda r: tick(f"{r['compressor']} × {r['file']}"))
+        with _progress(len(names) * len(sources), not (quiet or no_progress)) as (started, finished):
+            rows = bench.run(names, sources, jobs, finished, started)
     except LmzipError as e:
         ui.error(str(e))
         sys.exit(ui.ERROR)
@@ -82,10 +87,9 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         doc = report.merge(earlier, doc)
     for t in report.rich_tables(doc):
         ui.out.print(t)
-    if out is not None:
-        written = report.save_all(doc, out, not no_plots)
-        ui.err.print(f"wrote {', '.join(str(p) for p in written)}", markup=False)
-    if suite == "default" and bundled:
+    written = report.save_all(doc, out, not no_plots)
+    ui.err.print(f"wrote {', '.join(str(p) for p in written)}", markup=False)
+    if suite == "default" and bundled and not files and not quiet:
         ui.err.print("This was the default suite; every bundled file, the learning rows (+adapt, +adapt+mix, "
                      "+scratch) and the legacy models: lmzip bench --suite full (hours).")
     bad = [r for r in rows if not r["verified"]]
@@ -95,17 +99,49 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         sys.exit(ui.ERROR)
 
 
-def _earlier(out: Path | None) -> dict:
+def _earlier(out: Path) -> dict:
     """The results --update rewrites (checked before anything is measured)."""
     from lmzip.bench import report
 
-    if out is None or not (out / "results.json").is_file():
-        raise LmzipError(f"--update needs earlier results: no {out or '--out DIR'}/results.json")
+    if not (out / "results.json").is_file():
+        raise LmzipError(f"--update needs earlier results: no {out / 'results.json'}")
     return report.load(out / "results.json")
 
 
-def _default_corpus() -> Path:
-    for p in (Path("corpora"), REPO / "corpora"):
-        if p.is_dir():
-            return p
-    raise LmzipError("no corpora/ folder here; give --corpus DIR or files to benchmark")
+def _check_out(out: Path) -> None:
+    """Refuse an --out that cannot be written before hours of measuring, not after."""
+    if out.exists() and not out.is_dir():
+        raise LmzipError(f"--out {out}: not a folder")
+    existing = next(p for p in (out, *out.absolute().parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise LmzipError(f"--out {out}: {existing} is not a writable folder")
+
+
+@contextlib.contextmanager
+def _progress(total: int, enabled: bool) -> Iterator[tuple[Callable[[str, str], None], Callable[[dict], None]]]:
+    """A bar over compressor × file on stderr, only when it is a terminal: what runs, done/total, ETA.
+    Yields (started(compressor, file), finished(row))."""
+    if not enabled or not ui.err.is_terminal:
+        yield (lambda c, f: None), (lambda r: None)
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*cols, console=ui.err, transient=True) as bar:
+        task = bar.add_task("bench", total=total)
+
+        def started(compressor: str, file: str) -> None:
+            bar.update(task, description=f"bench {compressor} × {file}", refresh=True)
+
+        def finished(row: dict) -> None:
+            bar.update(task, advance=1, refresh=True)
+
+        yield started, finished

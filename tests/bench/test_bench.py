@@ -52,10 +52,11 @@ def test_round_trip_check_catches_a_broken_compressor(with_broken, tmp_path):
     (tmp_path / "x.txt").write_bytes(b"hello hello hello")
     q = Queue()
     bench._worker("broken", [bench.Source("x.txt", str(tmp_path / "x.txt"))], q)
-    assert q[-1] == "broken" and q[0]["verified"] is False and "differ" in q[0]["error"]
+    assert q[0] == ("start", "broken", "x.txt") and q[-1] == "broken"
+    assert q[1]["verified"] is False and "differ" in q[1]["error"]
     q2 = Queue()
     bench._worker("gzip", [bench.Source("x.txt", str(tmp_path / "x.txt"))], q2)
-    assert q2[0]["verified"] is True and q2[0]["compressed_bytes"] > 0
+    assert q2[1]["verified"] is True and q2[1]["compressed_bytes"] > 0
 
 
 def small_doc():
