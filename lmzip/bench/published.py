@@ -11,10 +11,8 @@ SOURCES: dict[str, tuple[str, str]] = {
     "cmix v21": ("Byron Knoll, cmix v21 (2024), benchmark tables", "https://www.byronknoll.com/cmix.html"),
     # the quote gives no version or table for these two figures: the project is cited, not a page of it
     "paq8px": ("paq8px (Ondrus, Pais et al.), project repository", "https://github.com/hxim/paq8px"),
-    "NNCP v3.2": ("Fabrice Bellard, NNCP v3.2; Large Text Compression Benchmark",
-                  "https://bellard.org/nncp/"),
-    "ts_zip (RWKV 169M, GPU)": ("Fabrice Bellard, ts_zip (2024), compression ratio table",
-                                "https://bellard.org/ts_zip/"),
+    "NNCP v3.2": ("Fabrice Bellard, NNCP, results table", "https://bellard.org/nncp/"),
+    "ts_zip (RWKV 169M, GPU)": ("Fabrice Bellard, ts_zip, compression ratio table", "https://bellard.org/ts_zip/"),
 }
 
 # bits per byte = 8 × compressed / original, as published; NOT run here

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -71,6 +72,9 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
             sources = bench.corpus_sources(root, wanted, limit)
         out = DEFAULT_OUT if out is None else out
         _check_out(out)
+        if not no_plots and importlib.util.find_spec("matplotlib") is None:
+            ui.error("matplotlib is not installed, so no plots (pip install 'lmzip[bench]' adds it)")
+            no_plots = True
         command = "lmzip bench " + " ".join(sys.argv[2:])
         earlier = _earlier(out) if update else None
         with _progress(len(names) * len(sources), not (quiet or no_progress)) as (started, finished):

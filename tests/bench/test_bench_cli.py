@@ -106,3 +106,13 @@ def test_make_bench_writes_where_the_readme_generator_reads():
     bench_line = next(line for line in make.splitlines() if "lmzip bench" in line)
     out = bench_line.split("--out", 1)[1].split()[0]
     assert (ROOT / out).resolve() == (ROOT / "benchmarks" / "results" / "default").resolve()
+
+
+def test_without_matplotlib_the_tables_are_written_and_the_plots_left_out(two_files, tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    r = CliRunner().invoke(main, ["bench", "a.txt", "--compressors", "gzip"])
+    assert r.exit_code == 0 and "matplotlib is not installed, so no plots" in r.stderr
+    assert sorted(p.name for p in (tmp_path / "lmzip-bench").iterdir()) == ["results.csv", "results.json", "results.md"]
