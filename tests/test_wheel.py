@@ -15,6 +15,8 @@ import subprocess
 import sys
 import sysconfig
 import zipfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -33,7 +35,7 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], **kw) -> subprocess.Comp
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def wheel(tmp_path_factory) -> Iterator[Path]:
     """The wheel, built offline from a clean copy of what it is made of (no build/ leftovers)."""
     if importlib.util.find_spec("setuptools") is None:
         pytest.fail("building the wheel needs setuptools>=70.1 here (pip install -e '.[test]')")
@@ -47,12 +49,14 @@ def wheel(tmp_path_factory) -> Path:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
          "--disable-pip-version-check", "-w", str(dist), str(src)], src, env)
+    shutil.rmtree(src)
     (whl,) = dist.glob("lmzip-*.whl")
-    return whl
+    yield whl
+    shutil.rmtree(dist)  # ~56 MB; pytest keeps its last three temporary folders
 
 
 @pytest.fixture(scope="module")
-def installed(wheel, tmp_path_factory) -> tuple[dict[str, str], Path]:
+def installed(wheel, tmp_path_factory) -> Iterator[tuple[dict[str, str], Path]]:
     """(environment, an empty working folder): a fresh venv with the wheel installed and on PATH first."""
     venv = tmp_path_factory.mktemp("venv")
     run([sys.executable, "-m", "venv", "--without-pip", "--clear", str(venv)], venv, dict(os.environ))
@@ -67,7 +71,8 @@ def installed(wheel, tmp_path_factory) -> tuple[dict[str, str], Path]:
     where = run([str(py), "-c", "import lmzip; print(lmzip.__file__)"], venv, env).stdout.strip()
     assert Path(where).is_relative_to(venv), f"the fresh venv imports lmzip from {where}, not its install"
     work = tmp_path_factory.mktemp("work")
-    return env, work
+    yield env, work
+    shutil.rmtree(venv)
 
 
 def test_the_wheel_carries_the_corpora_and_the_models(wheel, record_property, capsys):
@@ -84,38 +89,53 @@ def test_the_wheel_carries_the_corpora_and_the_models(wheel, record_property, ca
 
 
 def test_the_installed_lmzip_benches_decompresses_and_serves_tar(installed):
+    """Three independent runs side by side: each is mostly starting Python and coding with a model."""
     env, work = installed
-    # the bench runs alongside the rest: each step is mostly starting Python and loading a model
-    bench = subprocess.Popen(["lmzip", "bench", "--files", ",".join(BENCH_FILES), "--compressors", "gzip,gpt-wide",
-                              "--no-plots"], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-    try:
-        text = "It was the best of times, ünïcode.\n".encode()  # short: decoding steps token by token
-        (work / "book.txt").write_bytes(text)
-        run(["lmzip", "book.txt"], work, env)
-        (work / "book.txt").unlink()
-        run(["lmzip", "-d", "book.txt.lmz"], work, env)
-        assert (work / "book.txt").read_bytes() == text
-        if shutil.which("tar"):
-            (work / "dir" / "sub").mkdir(parents=True)
-            (work / "dir" / "a.txt").write_bytes(text)
-            (work / "dir" / "sub" / "b.txt").write_bytes(b"hello\n")
-            # -b 1: 512-byte records, so lmzip codes 4 KB rather than tar's default 10 KB of mostly zeros
-            run(["tar", "-b", "1", "-cf", "dir.tar.lmz", "-I", "lmzip", "dir"], work, env)
-            (work / "back").mkdir()
-            run(["tar", "-xf", "dir.tar.lmz", "-I", "lmzip", "-C", "back"], work, env)
-            for f in ("a.txt", "sub/b.txt"):
-                assert (work / "back" / "dir" / f).read_bytes() == (work / "dir" / f).read_bytes()
-        out, err = bench.communicate(timeout=300)
-    finally:
-        bench.kill()
-    assert bench.returncode == 0, f"lmzip bench exited {bench.returncode}:\n{out}\n{err}"
+    with ThreadPoolExecutor(3) as pool:
+        jobs = [pool.submit(check, env, work / check.__name__) for check in (bench, file_round_trip, tar_round_trip)]
+        for job in jobs:
+            job.result()
+
+
+TEXT = "It was the best of times, ünïcode.\n".encode()  # short: decoding steps token by token
+
+
+def bench(env: dict[str, str], work: Path) -> None:
+    """`lmzip bench` on two bundled files: exit 0, every row verified, results in ./lmzip-bench/."""
+    work.mkdir()
+    p = run(["lmzip", "bench", "--files", ",".join(BENCH_FILES), "--compressors", "gzip,gpt-wide", "--no-plots"],
+            work, env)
     doc = json.loads((work / "lmzip-bench" / "results.json").read_text())
     rows = [(r["compressor"], r["file"], r["verified"]) for r in doc["rows"]]
     assert rows == [(c, f, True) for c in ("gzip", "gpt-wide") for f in sorted(BENCH_FILES.values())]
-    summary = [line for line in out.splitlines() if line.startswith(("│ gzip ", "│ gpt-wide "))]
-    assert len(summary) == 2 and all(line.rstrip().endswith("✓ │") for line in summary), out
-    assert "canterbury/grammar.lsp" in out and "✗" not in out
+    summary = [line for line in p.stdout.splitlines() if line.startswith(("│ gzip ", "│ gpt-wide "))]
+    assert len(summary) == 2 and all(line.rstrip().endswith("✓ │") for line in summary), p.stdout
+    assert "canterbury/grammar.lsp" in p.stdout and "✗" not in p.stdout
     md = (work / "lmzip-bench" / "results.md").read_text()
     assert "| canterbury_artificial/a.txt | 1 |" in md and "https://bellard.org/ts_zip/" in md
     assert sorted(p.name for p in (work / "lmzip-bench").iterdir()) == ["results.csv", "results.json", "results.md"]
+
+
+def file_round_trip(env: dict[str, str], work: Path) -> None:
+    """`lmzip FILE` then `lmzip -d FILE.lmz` give the file back."""
+    work.mkdir()
+    (work / "book.txt").write_bytes(TEXT)
+    run(["lmzip", "book.txt"], work, env)
+    (work / "book.txt").unlink()
+    run(["lmzip", "-d", "book.txt.lmz"], work, env)
+    assert (work / "book.txt").read_bytes() == TEXT
+
+
+def tar_round_trip(env: dict[str, str], work: Path) -> None:
+    """`tar -I lmzip` (tar runs `lmzip` and `lmzip -d` as filters) gives a small folder back."""
+    if not shutil.which("tar"):
+        return
+    (work / "dir" / "sub").mkdir(parents=True)
+    (work / "dir" / "a.txt").write_bytes(TEXT)
+    (work / "dir" / "sub" / "b.txt").write_bytes(b"hello\n")
+    # -b 1: 512-byte records, so lmzip codes 4 KB rather than tar's default 10 KB of mostly zeros
+    run(["tar", "-b", "1", "-cf", "dir.tar.lmz", "-I", "lmzip", "dir"], work, env)
+    (work / "back").mkdir()
+    run(["tar", "-xf", "dir.tar.lmz", "-I", "lmzip", "-C", "back"], work, env)
+    for f in ("a.txt", "sub/b.txt"):
+        assert (work / "back" / "dir" / f).read_bytes() == (work / "dir" / f).read_bytes()
