@@ -35,10 +35,10 @@ def _csv(value: str | None) -> list[str] | None:
 @click.option("--split", default="train", show_default=True)
 @click.option("--column", default="text", show_default=True)
 @click.option("--jobs", default=1, show_default=True, help="Compressors measured at once (each on one thread).")
-@click.option("--out", type=click.Path(path_type=Path),
-              help="Where to write JSON/Markdown/CSV/plots  [default: ./lmzip-bench]")
+@click.option("--out", type=click.Path(path_type=Path), default=DEFAULT_OUT, show_default=True,
+              help="Where to write JSON/Markdown/CSV/plots (relative to the current folder).")
 @click.option("--update", is_flag=True, help="Replace only these compressors' rows in OUT's results; keep the rest.")
-@click.option("--no-plots", is_flag=True)
+@click.option("--no-plots", is_flag=True, help="No PNG plots (they need matplotlib).")
 @click.option("--list", "list_only", is_flag=True, help="List the compressor names and exit.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (there is none when stderr is not a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no closing hints.")
@@ -70,7 +70,6 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
             root = corpus or bench.bundled_corpus()
             wanted = _csv(files) or (bench.DEFAULT_FILES if suite == "default" and corpus is None else None)
             sources = bench.corpus_sources(root, wanted, limit)
-        out = DEFAULT_OUT if out is None else out
         _check_out(out)
         if not no_plots and importlib.util.find_spec("matplotlib") is None:
             ui.error("matplotlib is not installed, so no plots (pip install 'lmzip[bench]' adds it)")
