@@ -33,12 +33,13 @@ from lmzip.errors import LmzipError
 @click.option("--warmup", default=200, show_default=True)
 @click.option("--seed", default=0, show_default=True)
 @click.option("--eval-every", default=250, show_default=True)
+@click.option("--eval-tokens", default=65536, show_default=True, help="Validation tokens (of each kind, for a mix).")
 @click.option("--device", default="cpu", show_default=True)
 @click.option("--threads", default=1, show_default=True)
 @click.option("--export", "export_only", is_flag=True, help="Only export OUT's latest checkpoint to OUT/model.")
 @click.option("-q", "--quiet", is_flag=True)
 def train_cmd(preset, data, mix_file, dataset, split, column, valid, tokenizer, out, name, steps, batch, context, lr,
-              warmup, seed, eval_every, device, threads, export_only, quiet) -> None:
+              warmup, seed, eval_every, eval_tokens, device, threads, export_only, quiet) -> None:
     """Train a model; the result is a model folder in OUT/model (resumable)."""
     from lmzip.models import datamix, registry
     from lmzip.models.data import list_files, load_dataset_texts
@@ -77,8 +78,8 @@ def train_cmd(preset, data, mix_file, dataset, split, column, valid, tokenizer, 
         model["vocab_size"] = tok.vocab_size
         cfg = TrainConfig(model=model, train=sources, valid=list(valid), out=str(out), name=name or out.name,
                           steps=steps, batch=batch, lr=lr, warmup=warmup, seed=seed, eval_every=eval_every,
-                          ckpt_every=eval_every, device=device, threads=threads, extra={"preset": preset},
-                          mix=mix.to_dict() if mix else None)
+                          eval_tokens=eval_tokens, ckpt_every=eval_every, device=device, threads=threads,
+                          extra={"preset": preset}, mix=mix.to_dict() if mix else None)
         path = train(cfg, tok, None if quiet else _log(steps))
     except LmzipError as e:
         ui.error(str(e))
