@@ -88,3 +88,19 @@ def test_training_on_a_mix_reports_every_kind(mix_file, tmp_path):
     assert set(meta["valid_kinds"]) == {"prose", "code"} and meta["mix"]["name"] == "tiny"
     kinds = meta["valid_kinds"]
     assert meta["valid_bpb"] == pytest.approx(0.75 * kinds["prose"] + 0.25 * kinds["code"])
+
+
+def test_lmzip_train_takes_a_mix(mix_file, tmp_path):
+    from click.testing import CliRunner
+
+    from lmzip.cli import main
+
+    out = tmp_path / "run"
+    args = ["train", "--mix", str(mix_file), "--preset", "gpt-nano", "--tokenizer", "bytes", "--out", str(out),
+            "--steps", "2", "--batch", "2", "--context", "16", "--eval-every", "2", "--eval-tokens", "64"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    meta = json.loads((out / "model" / "config.json").read_text())["training"]
+    assert set(meta["valid_kinds"]) == {"prose", "code"} and meta["data"][1].endswith("code.txt.xz")
+    r = CliRunner().invoke(main, [*args, "--data", str(mix_file)])
+    assert r.exit_code == 1 and "--mix names its own files" in r.output
