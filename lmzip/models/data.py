@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import lzma
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -28,11 +29,14 @@ def list_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def read_bytes(path: Path) -> bytes:
-    """A file's raw bytes, with a one-line error when it cannot be read."""
+    """A file's bytes (an ``.xz`` file's unpacked), with a one-line error when it cannot be read."""
     try:
-        return Path(path).read_bytes()
+        data = Path(path).read_bytes()
+        return lzma.decompress(data) if str(path).endswith(".xz") else data
     except OSError as e:
         raise LmzipError(f"{path}: {e.strerror or e}") from e
+    except lzma.LZMAError as e:
+        raise LmzipError(f"{path}: not a valid .xz file ({e})") from e
 
 
 def _offline(datasets) -> None:

@@ -14,6 +14,22 @@ import numpy as np
 
 # GPT-2's split pattern; with behavior="isolated" every character stays in some piece.
 SPLIT = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+# The same pieces drawn along UTF-8 characters (``ubpe<N>``). The BPE sees each byte as its latin-1
+# character, so SPLIT's \p{L} cuts a CJK or Cyrillic character's bytes into different pieces and no
+# merge can ever join them. Here a word is a run of ASCII letters and two-byte characters (Latin,
+# Greek, Cyrillic...), a run of three- or four-byte characters (CJK, kana) is one piece, CJK
+# punctuation (U+3000-U+303F) stands apart, and a byte that starts no valid sequence is a piece alone.
+# No piece holds a non-space followed by a space or newline, so ``chunks`` cuts it as it cuts SPLIT.
+SPLIT_UTF8 = (
+    r"'s|'t|'re|'ve|'m|'ll|'d"
+    r"| ?(?:[A-Za-z]|[\x{c0}-\x{df}][\x{80}-\x{bf}])+"
+    r"| ?[0-9]+"
+    r"|(?:\x{e3}\x{80}[\x{80}-\x{bf}])+"
+    r"|(?:(?!\x{e3}\x{80})[\x{e0}-\x{ef}][\x{80}-\x{bf}]{2}|[\x{f0}-\x{f7}][\x{80}-\x{bf}]{3})+"
+    r"| ?[^\sA-Za-z0-9\x{80}-\x{ff}]+"
+    r"|\s+(?!\S)|\s+"
+    r"|[\x{80}-\x{ff}]"
+)
 # Characters per call of the Hugging Face tokenizer: its encoding keeps ~470 bytes per token (a 4 MiB
 # block peaked at 635 MB in one call), so long inputs are tokenized in pieces of this size.
 CHUNK = 1 << 18
@@ -105,13 +121,13 @@ class BPETokenizer:
 Tokenizer = ByteTokenizer | BPETokenizer
 
 
-def train_bpe(texts: Iterator[bytes], vocab_size: int) -> BPETokenizer:
-    """Learn a byte-level BPE of ``vocab_size`` symbols (256 of them the single bytes)."""
+def train_bpe(texts: Iterator[bytes], vocab_size: int, split: str = SPLIT) -> BPETokenizer:
+    """Learn a byte-level BPE of ``vocab_size`` symbols (256 of them the single bytes) over ``split``'s pieces."""
     from tokenizers import Regex, models, pre_tokenizers, trainers
     from tokenizers import Tokenizer as HFTokenizer
 
     tok = HFTokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.Split(Regex(SPLIT), behavior="isolated")
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(split), behavior="isolated")
     alphabet = [chr(i) for i in range(256)]
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, initial_alphabet=alphabet, show_progress=False, special_tokens=[]

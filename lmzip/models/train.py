@@ -17,10 +17,12 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
 from lmzip.errors import LmzipError
+from lmzip.models import datamix
 from lmzip.models.checkpoint import save_model
-from lmzip.models.data import chunk_doc, list_files, sha256_files, tokenize_files
+from lmzip.models.data import chunk_doc, list_files, read_bytes, sha256_files, tokenize_files
 from lmzip.models.model import LSTMModel, ModelConfig, Predictor, build_model, config_from_dict, config_to_dict
-from lmzip.models.tokenizer import ByteTokenizer, Tokenizer, tokenizer_from_json, train_bpe
+from lmzip.models.plots import plot_history
+from lmzip.models.tokenizer import SPLIT, SPLIT_UTF8, ByteTokenizer, Tokenizer, tokenizer_from_json, train_bpe
 
 
 @dataclass
@@ -46,20 +48,26 @@ class TrainConfig:
     device: str = "cpu"
     threads: int = 1
     bf16: bool = True  # autocast for the forward/backward (weights stay fp32)
+    mix: dict[str, Any] | None = None  # a datamix.Mix as a dict: sources drawn by weight, validated per kind
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def prepare_tokenizer(spec: str, files: list[Path], sample_bytes: int = 24 << 20) -> Tokenizer:
-    """``bytes``, ``bpe<N>`` (learned on an even sample of the files) or a tokenizer JSON path."""
+def prepare_tokenizer(spec: str, files: list[Path], sample_bytes: int = 24 << 20,
+                      mix: datamix.Mix | None = None) -> Tokenizer:
+    """``bytes``, ``bpe<N>`` or ``ubpe<N>`` (pieces along UTF-8 characters), learned on an even sample
+    of the files (of a mix's sources, by weight), or a tokenizer JSON path."""
     if spec == "bytes":
         return ByteTokenizer()
-    if spec.startswith("bpe") and spec[3:].isdigit():
+    kind, _, n = spec.partition("bpe")
+    if kind in ("", "u") and n.isdigit():
+        if mix is not None:
+            return train_bpe(datamix.sample_docs(mix, sample_bytes), int(n), SPLIT_UTF8 if kind else SPLIT)
         per_file = max(1, sample_bytes // max(1, len(files)))
         docs: list[bytes] = []
         for f in files:
-            pieces = chunk_doc(Path(f).read_bytes(), 1 << 16)
+            pieces = chunk_doc(read_bytes(f), 1 << 16)
             docs += pieces[:: max(1, len(pieces) * (1 << 16) // per_file)]
-        return train_bpe(iter(docs), int(spec[3:]))
+        return train_bpe(iter(docs), int(n), SPLIT_UTF8 if kind else SPLIT)
     try:
         return tokenizer_from_json(Path(spec).read_text())
     except (OSError, ValueError) as e:
@@ -187,17 +195,23 @@ def train(cfg: TrainConfig, tok: Tokenizer, on_log: Callable[[dict[str, Any]], N
     mcfg: ModelConfig = config_from_dict(cfg.model)
     train_files, valid_files = list_files(cfg.train), list_files(cfg.valid) if cfg.valid else []
     cache = run.parent / ".tokens"
-    tokens = tokenize_files(train_files, tok, cache)
-    if valid_files:
-        vtokens = tokenize_files(valid_files, tok, cache)
-    else:  # no validation files: hold out the last 2% of the training tokens
-        cut = len(tokens) - max(len(tokens) // 50, 1)
-        tokens, vtokens = tokens[:cut], tokens[cut:]
     model = build_model(mcfg).to(cfg.device)
     model.train()
     opt = _optimizer(model, cfg)
     is_lstm = isinstance(model, LSTMModel)
-    batches = Batches(tokens, cfg, model.bos, streams=is_lstm)
+    mixed = datamix.load_tokens(datamix.Mix.from_dict(cfg.mix), tok, cache) if cfg.mix else None
+    if mixed is not None:
+        tokens = mixed.tokens
+        batches: Batches | datamix.MixBatches = datamix.MixBatches(mixed, cfg.batch, mcfg.context, cfg.seed,
+                                                                    model.bos, is_lstm)
+    else:
+        tokens = tokenize_files(train_files, tok, cache)
+        if valid_files:
+            vtokens = tokenize_files(valid_files, tok, cache)
+        else:  # no validation files: hold out the last 2% of the training tokens
+            cut = len(tokens) - max(len(tokens) // 50, 1)
+            tokens, vtokens = tokens[:cut], tokens[cut:]
+        batches = Batches(tokens, cfg, model.bos, streams=is_lstm)
     step, lstm_state, history = 0, None, []
     if (run / "ckpt.json").exists():
         step, lstm_state, history = _load_ckpt(run, model, opt, batches)
@@ -226,7 +240,10 @@ def train(cfg: TrainConfig, tok: Tokenizer, on_log: Callable[[dict[str, Any]], N
         tok_count += x.numel()
         rec: dict[str, Any] = {"step": step, "loss": loss.item(), "lr": lr_at(step - 1, cfg),
                                "tokens_per_s": tok_count / max(1e-9, time.time() - t0)}
-        if step % cfg.eval_every == 0 or step == cfg.steps:
+        if (step % cfg.eval_every == 0 or step == cfg.steps) and mixed is not None:
+            rec["valid_bpb"], rec["valid_kinds"] = datamix.evaluate_kinds(
+                mixed, lambda v: evaluate(model, v, tok, cfg))
+        elif step % cfg.eval_every == 0 or step == cfg.steps:
             rec["valid_bpb"] = evaluate(model, vtokens, tok, cfg)
         if step % 10 == 0 or "valid_bpb" in rec:
             history.append(rec)
@@ -268,33 +285,12 @@ def export(run: Path, model, tok, cfg: TrainConfig, history, train_files, tokens
             "tokens_seen": (vals[-1]["step"] if vals else 0) * cfg.batch * config_to_dict(model.config)["context"],
             "bytes_per_token": bytes_per_token,
             "valid_bpb": vals[-1]["valid_bpb"] if vals else None,
-            "config": {k: v for k, v in asdict(cfg).items() if k not in ("train", "valid", "out")},
+            "valid_kinds": vals[-1].get("valid_kinds") if vals else None,
+            "mix": cfg.mix,
+            "config": {k: v for k, v in asdict(cfg).items() if k not in ("train", "valid", "out", "mix")},
         },
     }
     out = run / "model"
     save_model(model.cpu(), tok, out, meta)
     plot_history(history, run / "loss.png", cfg.name)
     return out
-
-
-def plot_history(history: list[dict[str, Any]], path: Path, title: str) -> None:
-    """Training loss (bits per token) and validation bits per byte against step."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    steps = [h["step"] for h in history]
-    ax.plot(steps, [h["loss"] / math.log(2) for h in history], lw=0.8, label="train (bits/token)")
-    v = [h for h in history if "valid_bpb" in h]
-    ax2 = ax.twinx()
-    ax2.plot([h["step"] for h in v], [h["valid_bpb"] for h in v], "o-", color="C1", label="valid (bits/byte)")
-    ax.set_xlabel("step")
-    ax.set_ylabel("train bits per token")
-    ax2.set_ylabel("validation bits per byte")
-    ax.set_title(title)
-    fig.legend(loc="upper right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

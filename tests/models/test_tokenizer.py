@@ -64,3 +64,21 @@ def test_bpe_pieces_without_a_clean_cut_still_round_trip():
         assert tok.decode(tok.encode(data)) == data
     finally:
         tokenizer.CHUNK = old
+
+
+CJK = "源氏物語は紫式部の作品です。「光る君」と呼ばれた。Война и мир — роман Толстого. ".encode() * 20
+
+
+def test_utf8_pieces_make_cjk_and_cyrillic_characters_tokens():
+    from lmzip.models.tokenizer import SPLIT, SPLIT_UTF8, train_bpe
+
+    utf8, latin = train_bpe(iter([CJK, TEXT]), 400, SPLIT_UTF8), train_bpe(iter([CJK, TEXT]), 400, SPLIT)
+    for data in (CJK, TEXT, bytes(range(256)), os.urandom(3000), CJK[:-1] + b"\xe3\x80", b"\xe3 \x81\n\xf0"):
+        assert utf8.decode(utf8.encode(data)) == data
+    # GPT-2's pieces split a character's bytes apart, so its merges cannot join them; these can
+    assert len(utf8.encode(CJK)) * 2 < len(latin.encode(CJK))
+    for ch in ("紫", "光", "Т"):  # some token holds the whole character
+        assert any(ch.encode() in utf8.token_bytes(i) for i in range(utf8.vocab_size))
+    assert not any("紫".encode() in latin.token_bytes(i) for i in range(latin.vocab_size))
+    again = tokenizer_from_json(utf8.to_json())
+    assert list(again.encode(CJK)) == list(utf8.encode(CJK))
