@@ -30,6 +30,7 @@ BENCH = {  # benchmark files by kind (the team's full benchmark corpus; the CJK 
     "zh (xiyouji)": ["multilingual/xiyouji.txt"],
     "ru (gogol)": ["multilingual/gogol.txt"],
 }
+SHARED_BENCH = ROOT.parent / "shared/corpora/bench"
 LIMIT = 1 << 20  # bytes of each file measured
 
 
@@ -65,7 +66,7 @@ def main() -> None:
         for s in mix.sources:
             row["valid"][s.name] = round(bytes_per_token(tok, [Path(f) for f in s.valid or s.train[-1:]]), 3)
         for kind, files in BENCH.items():
-            row["bench"][kind] = round(bytes_per_token(tok, [ROOT.parent / "shared/corpora/bench" / f for f in files]), 3)
+            row["bench"][kind] = round(bytes_per_token(tok, [SHARED_BENCH / f for f in files]), 3)
         rows.append(row)
         print(json.dumps(row), flush=True)
     out = Path(args.out)
