@@ -22,6 +22,7 @@ class Compressor:
     name: str = ""
     settings: str = ""
     model_bytes: int = 0
+    model_id: str | None = None  # a language model's id (lmzip.models.checkpoint): which weights were measured
     # language models also report their cross-entropy on the last input: (ideal bits, tokens)
     last_ideal: tuple[float, int] | None = None
     last_workers: int = 0  # worker processes the last call used (their memory counts too)
@@ -142,6 +143,7 @@ class LMZip(Compressor):
                          + (", learns while coding" if adapt else ""))
         self.model_bytes = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
         self._c = LMCompressor(model, device=device, mix=mix, adapt=adapt, threads=1)  # one core each, as the others
+        self.model_id = self._c.model.id_hex
 
     def compress(self, data: bytes) -> bytes:
         res = self._c.compress_ex(data)
@@ -167,6 +169,7 @@ class Scratch(LMZip):
         self.settings = (f"{m['arch']} {m['n_layer']}x{m['n_embd']}, random weights (seed {seed}), "
                          f"learns from scratch (lr {FROM_SCRATCH.lr:g}, block {FROM_SCRATCH.block})")
         self._c = LMCompressor(preset, adapt=True, seed=seed, threads=1)  # its defaults: lmzip.coding.settings
+        self.model_id = self._c.model.id_hex
 
 
 @dataclass(frozen=True)
@@ -212,6 +215,16 @@ def registry() -> dict[str, Entry]:
 def suite_names(suite: str) -> list[str]:
     """The compressors a suite runs unnamed: ``full`` all of them, ``default`` the quick ones."""
     return [n for n, e in registry().items() if suite == "full" or not e.full_only]
+
+
+def expected_model_id(name: str) -> str | None:
+    """The id the compressor ``name`` will report, read from its model's config.json without loading it
+    (None for the classic compressors and the seeded +scratch ones, whose id is known once built)."""
+    from lmzip.models import registry as models
+
+    base = name.split("+", 1)[0]
+    installed = models.available()
+    return installed[base][1].get("id") if base in installed and not name.endswith("+scratch") else None
 
 
 def build(name: str) -> Compressor:

@@ -12,6 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from lmzip.bench import published
+from lmzip.errors import LmzipError
 
 # Quoted from their publications (lmzip.bench.published, which cites them), NOT run here.
 PUBLISHED = published.figures()
@@ -71,15 +72,50 @@ def load(path: Path) -> dict[str, Any]:
     return json.loads(Path(path).read_text())
 
 
+def stamped(rows: list[dict[str, Any]], doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows with their lmzip version and model id (rows written before rows carried them: the document's
+    lmzip version, model id unknown)."""
+    return [{**r, "lmzip": r.get("lmzip") or doc["environment"].get("lmzip"), "model_id": r.get("model_id")}
+            for r in rows]
+
+
+def check_consistent(rows: list[dict[str, Any]]) -> None:
+    """Raise LmzipError when two rows of one compressor were measured with different lmzip versions or
+    different models: their figures would sit in one summary row as if they were one measurement."""
+    for key, what in (("lmzip", "lmzip version"), ("model_id", "model id")):
+        seen: dict[str, dict[Any, str]] = {}
+        for r in rows:
+            if r.get(key) is not None:
+                seen.setdefault(r["compressor"], {}).setdefault(r[key], r["file"])
+        for comp, values in seen.items():
+            if len(values) > 1:
+                (a, fa), (b, fb) = list(values.items())[:2]
+                raise LmzipError(f"cannot merge: {comp} has {what} {a} on {fa} but {b} on {fb}; "
+                                 f"re-measure {comp} on every file with one {what}")
+
+
+def merge_rows(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every row of ``old`` and ``new`` keyed by (compressor, file): a pair in both takes ``new``'s row
+    in ``old``'s place, every other row is kept; rows grouped by compressor in order of appearance.
+    Refuses (LmzipError) rows of one compressor that disagree on the lmzip version or the model id."""
+    fresh = {(r["compressor"], r["file"]): r for r in new}
+    rows = [fresh.pop((r["compressor"], r["file"]), r) for r in old] + list(fresh.values())
+    check_consistent(rows)
+    order = {c: i for i, c in enumerate(dict.fromkeys(r["compressor"] for r in rows))}
+    return sorted(rows, key=lambda r: order[r["compressor"]])  # stable: files keep their order
+
+
 def merge(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """``old`` with the rows of ``new``'s compressors replaced in place by ``new``'s (re-measuring some
-    compressors after a change keeps the others), and the re-measurement recorded in its environment."""
-    fresh = {(r["compressor"], r["file"]): r for r in new["rows"]}
+    """``old`` with ``new``'s rows merged in (merge_rows: re-measured pairs replaced, new pairs added,
+    nothing dropped, so results split by file across machines add up), the update recorded in its
+    environment."""
+    rows = merge_rows(stamped(old["rows"], old), stamped(new["rows"], new))
     names = list(dict.fromkeys(r["compressor"] for r in new["rows"]))
-    rows = [fresh.pop((r["compressor"], r["file"]), None) if r["compressor"] in names else r for r in old["rows"]]
-    env, update = dict(old["environment"]), {k: new["environment"][k] for k in ("git_commit", "date", "command")}
-    env["updates"] = [*env.get("updates", []), {"compressors": names, **update}]
-    return {**old, "rows": [r for r in rows if r is not None] + list(fresh.values()), "environment": env}
+    files = list(dict.fromkeys(r["file"] for r in new["rows"]))
+    env = dict(old["environment"])
+    update = {k: new["environment"].get(k) for k in ("lmzip", "git_commit", "cpu", "date", "command")}
+    env["updates"] = [*env.get("updates", []), {"compressors": names, "files": files, **update}]
+    return {**old, "rows": rows, "environment": env}
 
 
 def _matrix(doc: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], dict[str, Any]]]:
@@ -156,8 +192,9 @@ def markdown(doc: dict[str, Any]) -> str:
     lines += ["", f"Measured with lmzip {env['lmzip']} (git {env['git_commit']}), torch {env['torch']}, "
               f"constriction {env['constriction']}, on {env['cpu']} ({env['cores']} cores, one thread per "
               f"compressor), {env['date']}: `{env['command']}`."]
-    lines += [f"Re-measured: {', '.join(u['compressors'])} (git {u['git_commit']}, {u['date']}): `{u['command']}`."
-              for u in env.get("updates", [])]
+    lines += [f"Re-measured: {', '.join(u['compressors'])} (" + (f"lmzip {u['lmzip']}, " if u.get("lmzip") else "")
+              + f"git {u['git_commit']}, " + (f"on {u['cpu']}, " if u.get("cpu") else "")
+              + f"{u['date']}): `{u['command']}`." for u in env.get("updates", [])]
     return "\n".join(lines) + "\n"
 
 
@@ -165,7 +202,8 @@ def to_csv(doc: dict[str, Any]) -> str:
     """Every row with every metric."""
     rows = [derive(r) for r in doc["rows"]]
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["compressor"])
+    # the union of the rows' keys: merged rows from older results may lack newer fields
+    w = csv.DictWriter(buf, fieldnames=list(dict.fromkeys(k for r in rows for k in r)) or ["compressor"])
     w.writeheader()
     w.writerows(rows)
     return buf.getvalue()
@@ -217,10 +255,16 @@ def plots(doc: dict[str, Any], outdir: Path) -> list[Path]:
     return [p1, p2]
 
 
+def save_json(doc: dict[str, Any], path: Path) -> None:
+    """One results JSON."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+
+
 def save_all(doc: dict[str, Any], outdir: Path, with_plots: bool = True) -> list[Path]:
     """Write results.json (the truth) and everything generated from it."""
     outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
+    save_json(doc, outdir / "results.json")
     (outdir / "results.md").write_text(markdown(doc))
     (outdir / "results.csv").write_text(to_csv(doc))
     paths = [outdir / n for n in ("results.json", "results.md", "results.csv")]

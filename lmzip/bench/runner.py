@@ -57,6 +57,9 @@ class Row:
     peak_mib: float | None = None
     verified: bool = False
     error: str | None = None
+    # what makes rows of one compressor comparable: merging results refuses rows that disagree on these
+    lmzip: str = __version__
+    model_id: str | None = None
 
 
 def bundled_corpus(pkg: Path | None = None) -> Path:
@@ -131,7 +134,7 @@ def _worker(name: str, sources: list[Source], queue) -> None:
     for s in sources:
         queue.put(("start", name, s.label))
         data = s.read()
-        row = Row(comp.name, comp.settings, s.label, len(data), model_bytes=comp.model_bytes)
+        row = Row(comp.name, comp.settings, s.label, len(data), model_bytes=comp.model_bytes, model_id=comp.model_id)
         try:
             _rss_reset()
             t0 = time.perf_counter()

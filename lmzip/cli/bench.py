@@ -37,7 +37,9 @@ def _csv(value: str | None) -> list[str] | None:
 @click.option("--jobs", default=1, show_default=True, help="Compressors measured at once (each on one thread).")
 @click.option("--out", type=click.Path(path_type=Path), default=DEFAULT_OUT, show_default=True,
               help="Where to write JSON/Markdown/CSV/plots (relative to the current folder).")
-@click.option("--update", is_flag=True, help="Replace only these compressors' rows in OUT's results; keep the rest.")
+@click.option("--update", is_flag=True,
+              help="Merge into OUT's results by (compressor, file): re-measured pairs are replaced, every "
+              "other row kept (runs split by file or compressor across machines add up).")
 @click.option("--no-plots", is_flag=True, help="No PNG plots (they need matplotlib).")
 @click.option("--list", "list_only", is_flag=True, help="List the compressor names and exit.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (there is none when stderr is not a terminal).")
@@ -75,7 +77,7 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
             ui.error("matplotlib is not installed, so no plots (pip install 'lmzip[bench]' adds it)")
             no_plots = True
         command = "lmzip bench " + " ".join(sys.argv[2:])
-        earlier = _earlier(out) if update else None
+        earlier = _earlier(out, names, [s.label for s in sources]) if update else None
         with _progress(len(names) * len(sources), not (quiet or no_progress)) as (started, finished):
             rows = bench.run(names, sources, jobs, finished, started)
     except LmzipError as e:
@@ -87,7 +89,13 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
     doc = {"environment": bench.environment(command), "suite": suite if bundled else "custom",
            "sources": [s.__dict__ for s in sources], "rows": rows, "published": report.PUBLISHED}
     if earlier is not None:
-        doc = report.merge(earlier, doc)
+        try:  # checked before measuring too; this catches a model id only known once built (+scratch)
+            doc = report.merge(earlier, doc)
+        except LmzipError as e:
+            kept = out / "results.unmerged.json"
+            report.save_json(doc, kept)
+            ui.error(f"{e} (this run's results: {kept})")
+            sys.exit(ui.ERROR)
     for t in report.rich_tables(doc):
         ui.out.print(t)
     written = report.save_all(doc, out, not no_plots)
@@ -102,13 +110,19 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         sys.exit(ui.ERROR)
 
 
-def _earlier(out: Path) -> dict:
-    """The results --update rewrites (checked before anything is measured)."""
-    from lmzip.bench import report
+def _earlier(out: Path, names: list[str], files: list[str]) -> dict:
+    """The results --update merges into, checked before anything is measured: the rows this run will
+    write must agree with the ones it keeps on the lmzip version and the model id (report.merge_rows)."""
+    from lmzip import __version__
+    from lmzip.bench import compressors, report
 
     if not (out / "results.json").is_file():
         raise LmzipError(f"--update needs earlier results: no {out / 'results.json'}")
-    return report.load(out / "results.json")
+    doc = report.load(out / "results.json")
+    planned = [{"compressor": n, "file": f, "lmzip": __version__, "model_id": compressors.expected_model_id(n)}
+               for n in names for f in files]
+    report.merge_rows(report.stamped(doc["rows"], doc), planned)
+    return doc
 
 
 def _check_out(out: Path) -> None:

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from lmzip.bench import compressors, report
 from lmzip.bench import runner as bench
 from lmzip.cli.main import main
+from lmzip.errors import LmzipError
 
 
 def row(**kw):
@@ -148,3 +149,69 @@ def test_shipped_models_list_the_default_first():
     from lmzip.models import registry
 
     assert next(iter(registry.available())) == registry.DEFAULT_MODEL
+
+
+def doc_of(rows, version="1.0"):
+    env = {**bench.environment("lmzip bench"), "lmzip": version}
+    return {"environment": env, "rows": rows, "published": report.PUBLISHED}
+
+
+def test_merge_keeps_every_row_split_by_file():
+    # one machine measured gpt-wide on f1 and f2, another on f3: all three rows survive the merge
+    old = doc_of([row(compressor="gzip", file="f1"), row(compressor="gpt-wide", file="f1", model_id="ab"),
+                  row(compressor="gpt-wide", file="f2", model_id="ab")])
+    new = doc_of([row(compressor="gpt-wide", file="f3", model_id="ab")])
+    merged = report.merge(old, new)
+    assert [(r["compressor"], r["file"]) for r in merged["rows"]] == [
+        ("gzip", "f1"), ("gpt-wide", "f1"), ("gpt-wide", "f2"), ("gpt-wide", "f3")]
+    assert report.summary([report.derive(r) for r in merged["rows"]])[1]["files"] == 3
+    assert merged["environment"]["updates"][0]["files"] == ["f3"]
+    # a pair in both is replaced in place; the merge of a merge adds up too
+    again = report.merge(merged, doc_of([row(compressor="gpt-wide", file="f2", compressed_bytes=1, model_id="ab"),
+                                         row(compressor="xz", file="f1")]))
+    assert [(r["compressor"], r["file"], r["compressed_bytes"]) for r in again["rows"]] == [
+        ("gzip", "f1", 250), ("gpt-wide", "f1", 250), ("gpt-wide", "f2", 1), ("gpt-wide", "f3", 250), ("xz", "f1", 250)]
+    assert "Re-measured: gpt-wide (lmzip 1.0" in report.markdown(again)
+    assert report.to_csv(again).count("\n") == 6
+
+
+@pytest.mark.parametrize("new_row, version, what", [
+    (row(compressor="gpt-wide", file="f3", model_id="cd"), "1.0", "model id ab on f1 but cd on f3"),
+    (row(compressor="gpt-wide", file="f3", model_id="ab"), "2.0", "lmzip version 1.0 on f1 but 2.0 on f3"),
+])
+def test_merge_refuses_rows_that_disagree(new_row, version, what):
+    old = doc_of([row(compressor="gpt-wide", file="f1", model_id="ab")])
+    with pytest.raises(LmzipError, match=f"cannot merge: gpt-wide has {what}"):
+        report.merge(old, doc_of([new_row], version))
+    # re-measuring every file of the compressor replaces them all: nothing left to disagree with
+    assert report.merge(old, doc_of([{**new_row, "file": "f1"}], version))["rows"][0]["model_id"] == new_row["model_id"]
+
+
+def test_update_refuses_a_different_version_before_measuring(tmp_path, monkeypatch):
+    monkeypatch.setenv("LMZIP_MODELS", str(tmp_path / "none"))
+    (tmp_path / "a.txt").write_bytes(b"abcabcabc" * 100)
+    (tmp_path / "b.txt").write_bytes(b"xyz" * 100)
+    res = tmp_path / "res"
+    assert CliRunner().invoke(main, ["bench", str(tmp_path / "a.txt"), "--compressors", "gzip", "--out", str(res),
+                                     "--no-plots"]).exit_code == 0
+    doc = json.loads((res / "results.json").read_text())
+    doc["rows"][0]["lmzip"] = "0.0.1"
+    (res / "results.json").write_text(json.dumps(doc))
+    r = CliRunner().invoke(main, ["bench", str(tmp_path / "b.txt"), "--compressors", "gzip", "--out", str(res),
+                                  "--no-plots", "--update"])
+    assert r.exit_code == 1 and "cannot merge: gzip has lmzip version 0.0.1" in r.stderr
+    assert r.stderr.count("\n") == 1 and json.loads((res / "results.json").read_text()) == doc
+
+
+def test_update_adds_files_measured_elsewhere(tmp_path, monkeypatch):
+    monkeypatch.setenv("LMZIP_MODELS", str(tmp_path / "none"))
+    for n in "abc":
+        (tmp_path / f"{n}.txt").write_bytes(n.encode() * 300)
+    res = tmp_path / "res"
+    base = ["--compressors", "gzip,bzip2", "--out", str(res), "--no-plots"]
+    assert CliRunner().invoke(main, ["bench", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), *base]).exit_code == 0
+    r = CliRunner().invoke(main, ["bench", str(tmp_path / "c.txt"), *base, "--update"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads((res / "results.json").read_text())["rows"]
+    assert sorted((x["compressor"], x["file"][-5:]) for x in rows) == sorted(
+        (c, f"{n}.txt") for c in ("gzip", "bzip2") for n in "abc")
