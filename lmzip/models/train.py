@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
 from lmzip.errors import LmzipError
-from lmzip.models import datamix
+from lmzip.models import datamix, distributed
 from lmzip.models.checkpoint import save_model
 from lmzip.models.data import chunk_doc, list_files, read_bytes, sha256_files, tokenize_files
 from lmzip.models.model import LSTMModel, ModelConfig, Predictor, build_model, config_from_dict, config_to_dict
@@ -186,72 +186,84 @@ def _load_ckpt(run: Path, model, opt, batches: Batches):
 
 
 def train(cfg: TrainConfig, tok: Tokenizer, on_log: Callable[[dict[str, Any]], None] | None = None) -> Path:
-    """Train (resuming from ``cfg.out`` if a checkpoint is there) and export the model folder."""
+    """Train (resuming from ``cfg.out`` if a checkpoint is there) and export the model folder.
+    Under torchrun, data-parallel over the ranks (lmzip.models.distributed); rank 0 writes every file."""
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
+    ranks = distributed.setup(cfg.device, cfg.batch)
+    ranks.same("tokenizer", tok.to_json())
     run = Path(cfg.out)
     run.mkdir(parents=True, exist_ok=True)
-    (run / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
+    if ranks.main:
+        (run / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
+    dev = ranks.device  # cfg.device, or this rank's GPU
     mcfg: ModelConfig = config_from_dict(cfg.model)
     train_files, valid_files = list_files(cfg.train), list_files(cfg.valid) if cfg.valid else []
     cache = run.parent / ".tokens"
-    model = build_model(mcfg).to(cfg.device)
+    model = build_model(mcfg).to(dev)
     model.train()
     opt = _optimizer(model, cfg)
     is_lstm = isinstance(model, LSTMModel)
-    mixed = datamix.load_tokens(datamix.Mix.from_dict(cfg.mix), tok, cache) if cfg.mix else None
+    with ranks.first():  # rank 0 fills the token cache, the others read it
+        mixed = datamix.load_tokens(datamix.Mix.from_dict(cfg.mix), tok, cache) if cfg.mix else None
+        if mixed is None:
+            tokens = tokenize_files(train_files, tok, cache)
+            vtokens = tokenize_files(valid_files, tok, cache) if valid_files else None
     if mixed is not None:
         tokens = mixed.tokens
         batches: Batches | datamix.MixBatches = datamix.MixBatches(mixed, cfg.batch, mcfg.context, cfg.seed,
                                                                     model.bos, is_lstm)
     else:
-        tokens = tokenize_files(train_files, tok, cache)
-        if valid_files:
-            vtokens = tokenize_files(valid_files, tok, cache)
-        else:  # no validation files: hold out the last 2% of the training tokens
+        if vtokens is None:  # no validation files: hold out the last 2% of the training tokens
             cut = len(tokens) - max(len(tokens) // 50, 1)
             tokens, vtokens = tokens[:cut], tokens[cut:]
         batches = Batches(tokens, cfg, model.bos, streams=is_lstm)
     step, lstm_state, history = 0, None, []
     if (run / "ckpt.json").exists():
         step, lstm_state, history = _load_ckpt(run, model, opt, batches)
+        lstm_state = ranks.local_rows(lstm_state, cfg.batch)  # the checkpoint holds every row's
+    forward = distributed.wrap(model, is_lstm, ranks)
     t0, tok_count = time.time(), 0
     while step < cfg.steps:
-        x, y, reset = batches.get(step)
-        x, y = x.to(cfg.device), y.to(cfg.device)
+        x, y, reset = ranks.shard(*batches.get(step))  # the global batch's rows of this rank
+        x, y = x.to(dev), y.to(dev)
         for g in opt.param_groups:
             g["lr"] = lr_at(step, cfg)
         dev_type = "cuda" if cfg.device.startswith("cuda") else "cpu"
         with torch.autocast(dev_type, dtype=torch.bfloat16, enabled=cfg.bf16 and _bf16_here(dev_type, is_lstm)):
+            if is_lstm and lstm_state is not None:
+                keep = torch.from_numpy(~reset).to(dev)[None, :, None].float()
+                lstm_state = tuple((s.to(dev) * keep).detach() for s in lstm_state)
+            logits, new_state = forward(x, lstm_state)
             if is_lstm:
-                if lstm_state is not None:
-                    keep = torch.from_numpy(~reset).to(cfg.device)[None, :, None].float()
-                    lstm_state = tuple((s.to(cfg.device) * keep).detach() for s in lstm_state)
-                logits, lstm_state = model.forward_state(x, lstm_state)
-                lstm_state = tuple(s.detach().float() for s in lstm_state)
-            else:
-                logits = model(x)
-            loss = F.cross_entropy(logits.float().flatten(0, 1), y.flatten())
+                lstm_state = tuple(s.detach().float() for s in new_state)
+            # this rank's part of the global batch's mean loss: the ranks' parts add up to it
+            loss = F.cross_entropy(logits.float().flatten(0, 1), y.flatten()) * (len(x) / cfg.batch)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        (loss * ranks.world).backward()  # DDP averages the gradients over the ranks
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
         opt.step()
         step += 1
-        tok_count += x.numel()
-        rec: dict[str, Any] = {"step": step, "loss": loss.item(), "lr": lr_at(step - 1, cfg),
+        tok_count += cfg.batch * x.shape[1]
+        rec: dict[str, Any] = {"step": step, "loss": ranks.mean(loss), "lr": lr_at(step - 1, cfg),
                                "tokens_per_s": tok_count / max(1e-9, time.time() - t0)}
-        if (step % cfg.eval_every == 0 or step == cfg.steps) and mixed is not None:
+        # rank 0 validates, logs and saves; the others wait for it in the next step's all-reduce
+        if (step % cfg.eval_every == 0 or step == cfg.steps) and mixed is not None and ranks.main:
             rec["valid_bpb"], rec["valid_kinds"] = datamix.evaluate_kinds(
                 mixed, lambda v: evaluate(model, v, tok, cfg))
-        elif step % cfg.eval_every == 0 or step == cfg.steps:
+        elif (step % cfg.eval_every == 0 or step == cfg.steps) and ranks.main:
             rec["valid_bpb"] = evaluate(model, vtokens, tok, cfg)
         if step % 10 == 0 or "valid_bpb" in rec:
             history.append(rec)
-        if on_log:
+        if on_log and ranks.main:
             on_log(rec)
         if step % cfg.ckpt_every == 0 or step == cfg.steps:
-            _save_ckpt(run, model, opt, batches, step, lstm_state, history)
-    return export(run, model, tok, cfg, history, train_files, tokens)
+            every_row = ranks.gather_rows(lstm_state)  # all ranks take part
+            if ranks.main:
+                _save_ckpt(run, model, opt, batches, step, every_row, history)
+    path = export(run, model, tok, cfg, history, train_files, tokens) if ranks.main else run / "model"
+    ranks.finish()
+    return path
 
 
 def export_checkpoint(run: Path, tok: Tokenizer) -> Path:
