@@ -120,6 +120,38 @@ def _rss_peak_mib() -> float | None:
     return None
 
 
+def measure(comp, label: str, data: bytes) -> dict[str, Any]:
+    """One compressor on one input: compress, decompress, compare, time and peak memory; a row as a dict."""
+    row = Row(comp.name, comp.settings, label, len(data), model_bytes=comp.model_bytes, model_id=comp.model_id)
+    try:
+        _rss_reset()
+        t0 = time.perf_counter()
+        blob = comp.compress(data)
+        t1 = time.perf_counter()
+        out = comp.decompress(blob)
+        t2 = time.perf_counter()
+        row.compressed_bytes, row.compress_s, row.decompress_s = len(blob), t1 - t0, t2 - t1
+        row.peak_mib = _rss_peak_mib()
+        if comp.last_workers and row.peak_mib is not None:  # + the group workers (each at most this)
+            import resource
+
+            child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            row.peak_mib += comp.last_workers * child
+        row.verified = out == data
+        if not row.verified:
+            row.error = "decompressed bytes differ from the original"
+        if comp.last_ideal is not None:
+            row.ideal_bits, row.tokens = comp.last_ideal
+    except Exception as e:  # noqa: BLE001
+        row.error = f"{type(e).__name__}: {e}"
+    return asdict(row)
+
+
+def failed(name: str, label: str, error: str) -> dict[str, Any]:
+    """The row of a measurement that could not run (the compressor failed to build, its process died)."""
+    return asdict(Row(name, "", label, 0, error=error))
+
+
 def _worker(name: str, sources: list[Source], queue) -> None:
     """Measure one compressor on every source (runs in a separate process)."""
     from lmzip.bench import compressors
@@ -128,35 +160,12 @@ def _worker(name: str, sources: list[Source], queue) -> None:
         comp = compressors.build(name)
     except Exception as e:  # noqa: BLE001 - reported as a failed row, never a traceback
         for s in sources:
-            queue.put(asdict(Row(name, "", s.label, 0, error=str(e))))
+            queue.put(failed(name, s.label, str(e)))
         queue.put(name)
         return
     for s in sources:
         queue.put(("start", name, s.label))
-        data = s.read()
-        row = Row(comp.name, comp.settings, s.label, len(data), model_bytes=comp.model_bytes, model_id=comp.model_id)
-        try:
-            _rss_reset()
-            t0 = time.perf_counter()
-            blob = comp.compress(data)
-            t1 = time.perf_counter()
-            out = comp.decompress(blob)
-            t2 = time.perf_counter()
-            row.compressed_bytes, row.compress_s, row.decompress_s = len(blob), t1 - t0, t2 - t1
-            row.peak_mib = _rss_peak_mib()
-            if comp.last_workers and row.peak_mib is not None:  # + the group workers (each at most this)
-                import resource
-
-                child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-                row.peak_mib += comp.last_workers * child
-            row.verified = out == data
-            if not row.verified:
-                row.error = "decompressed bytes differ from the original"
-            if comp.last_ideal is not None:
-                row.ideal_bits, row.tokens = comp.last_ideal
-        except Exception as e:  # noqa: BLE001
-            row.error = f"{type(e).__name__}: {e}"
-        queue.put(asdict(row))
+        queue.put(measure(comp, s.label, s.read()))
     queue.put(name)
 
 
@@ -215,7 +224,7 @@ def run(names: list[str], sources: list[Source], jobs: int = 1,
                     seen = {r["file"] for r in rows if r["compressor"] == name}
                     for s in sources:
                         if s.label not in seen:
-                            rows.append(asdict(Row(name, "", s.label, 0, error=f"worker died ({p.exitcode})")))
+                            rows.append(failed(name, s.label, f"worker died ({p.exitcode})"))
                             if on_row:
                                 on_row(rows[-1])
                     del running[name]
@@ -230,6 +239,11 @@ def run(names: list[str], sources: list[Source], jobs: int = 1,
         rows.append(msg)
         if on_row:
             on_row(msg)
+    return in_order(rows, names)
+
+
+def in_order(rows: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
+    """Rows by compressor in the order asked for, then by file."""
     order = {n: i for i, n in enumerate(names)}
     return sorted(rows, key=lambda r: (order.get(r["compressor"], len(order)), r["file"]))
 

@@ -40,18 +40,26 @@ def _csv(value: str | None) -> list[str] | None:
 @click.option("--update", is_flag=True,
               help="Merge into OUT's results by (compressor, file): re-measured pairs are replaced, every "
               "other row kept (runs split by file or compressor across machines add up).")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+              help="Each compressor × file a Ray task: on this machine, or on the cluster at ADDRESS (HOST:PORT, "
+              "auto; write --ray=ADDRESS before files). Needs pip install 'lmzip[cluster]'; --jobs is Ray's then.")
 @click.option("--no-plots", is_flag=True, help="No PNG plots (they need matplotlib).")
 @click.option("--list", "list_only", is_flag=True, help="List the compressor names and exit.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (there is none when stderr is not a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no closing hints.")
-def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, column, jobs, out, update, no_plots,
-              list_only, no_progress, quiet) -> None:
+def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, column, jobs, out, update, ray_address,
+              no_plots, list_only, no_progress, quiet) -> None:
     """Benchmark lmzip's models against gzip, bzip2, xz, zstd, brotli and PPMd; every result verified."""
+    from lmzip.bench import cluster, report
     from lmzip.bench import compressors as comp
-    from lmzip.bench import report
     from lmzip.bench import runner as bench
 
+    if ray_address is not None and not cluster.available():
+        ui.error("--ray needs Ray, which is not installed: pip install 'lmzip[cluster]'")
+        sys.exit(2)
     try:
+        if ray_address is not None:
+            cluster.check_address(ray_address)
         reg = comp.registry()
         if list_only:
             for name, entry in reg.items():
@@ -79,7 +87,10 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         command = "lmzip bench " + " ".join(sys.argv[2:])
         earlier = _earlier(out, names, [s.label for s in sources]) if update else None
         with _progress(len(names) * len(sources), not (quiet or no_progress)) as (started, finished):
-            rows = bench.run(names, sources, jobs, finished, started)
+            if ray_address is not None:
+                rows = cluster.run(names, sources, ray_address, finished)
+            else:
+                rows = bench.run(names, sources, jobs, finished, started)
     except LmzipError as e:
         ui.error(str(e))
         sys.exit(ui.ERROR)
