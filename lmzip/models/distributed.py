@@ -116,8 +116,11 @@ def setup(device: str, batch: int) -> Ranks:
         device = f"cuda:{r.local}"
         torch.cuda.set_device(device)
     if not dist.is_initialized():
-        # generous: the other ranks wait in the next step's all-reduce while rank 0 validates and saves
-        dist.init_process_group("nccl" if cuda else "gloo", timeout=datetime.timedelta(hours=1))
+        try:  # generous timeout: the other ranks wait in the next step's all-reduce while rank 0 validates
+            dist.init_process_group("nccl" if cuda else "gloo", timeout=datetime.timedelta(hours=1))
+        except (RuntimeError, ValueError) as e:  # e.g. WORLD_SIZE set without torchrun's MASTER_ADDR
+            raise LmzipError(f"cannot join the {r.world} ranks (WORLD_SIZE is set; start with torchrun): "
+                             f"{str(e).splitlines()[0]}") from e
     return Ranks(r.rank, r.world, r.local, device)
 
 

@@ -47,6 +47,15 @@ def test_a_batch_smaller_than_the_ranks_is_refused(monkeypatch):
         distributed.setup("cpu", 2)
 
 
+def test_ranks_without_torchrun_are_one_line(monkeypatch):
+    for k in ("MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    with pytest.raises(LmzipError, match="cannot join the 2 ranks"):
+        distributed.setup("cpu", 4)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
