@@ -19,15 +19,36 @@ from torch import Tensor, nn
 
 @dataclass
 class GPTConfig:
-    """A pre-norm decoder-only Transformer with rotary positions and tied embeddings."""
+    """A pre-norm decoder-only Transformer: by default rotary positions, tied embeddings, LayerNorm,
+    a 4x GELU MLP and no biases; the variant fields describe imported GPT-2 and Llama checkpoints."""
 
-    vocab_size: int = 256  # coded symbols; the embedding has one more row, for BOS
+    vocab_size: int = 256  # coded symbols; the embedding has one more row, for BOS (unless ``bos`` is set)
     n_layer: int = 4
     n_embd: int = 256
     n_head: int = 4
     n_kv_head: int = 4  # < n_head gives grouped-query (1 = multi-query) attention
     context: int = 256  # the attention window, in tokens
     arch: str = field(default="gpt", init=False)
+    # variants (config.json holds them only where they differ from these defaults: VARIANTS)
+    norm: str = "layer"  # "layer" (LayerNorm with bias) or "rms" (RMSNorm)
+    mlp: str = "gelu"  # "gelu" (erf), "gelu_tanh" (GPT-2's gelu_new) or "swiglu" (Llama)
+    mlp_hidden: int = 0  # the MLP's width; 0: 4 * n_embd
+    pos: str = "rope"  # "rope" or "learned" (absolute position embeddings ``wpe``, GPT-2)
+    rope_base: float = 10000.0
+    bias: bool = False  # biases on every linear layer (GPT-2)
+    tied: bool = True  # the output layer is the embedding; else ``lm_head``
+    norm_eps: float = 1e-5  # the float model's; the exact form ignores it (lmzip.arith.exact.QNormLinear)
+    bos: int | None = None  # the id fed before each stream; None: vocab_size, an extra embedding row
+
+    @property
+    def hidden(self) -> int:
+        """The MLP's width."""
+        return self.mlp_hidden or 4 * self.n_embd
+
+
+# defaults of the variant fields: left out of config_to_dict, so older models keep their config and id
+VARIANTS = {"norm": "layer", "mlp": "gelu", "mlp_hidden": 0, "pos": "rope", "rope_base": 10000.0, "bias": False,
+            "tied": True, "norm_eps": 1e-5, "bos": None}
 
 
 @dataclass
@@ -55,8 +76,8 @@ def config_from_dict(d: dict[str, Any]) -> ModelConfig:
 
 
 def config_to_dict(cfg: ModelConfig) -> dict[str, Any]:
-    """The JSON form of a config."""
-    return asdict(cfg)
+    """The JSON form of a config (variant fields only where they differ from the defaults)."""
+    return {k: v for k, v in asdict(cfg).items() if k not in VARIANTS or VARIANTS[k] != v}
 
 
 class Predictor(nn.Module):
@@ -67,7 +88,8 @@ class Predictor(nn.Module):
     @property
     def bos(self) -> int:
         """The id fed before the first token of every stream."""
-        return self.config.vocab_size
+        bos = getattr(self.config, "bos", None)
+        return self.config.vocab_size if bos is None else bos
 
     def start(self, batch: int) -> Any:
         """A fresh state for ``batch`` independent streams."""
@@ -83,7 +105,9 @@ class Predictor(nn.Module):
 
 
 def _head(model: Predictor, h: Tensor) -> Tensor:
-    """The tied output layer: logits over the coded symbols (the BOS row is never predicted)."""
+    """The output layer: logits over the coded symbols (a BOS row of the tied embedding is never predicted)."""
+    if not getattr(model.config, "tied", True):
+        return model.lm_head(h)
     return F.linear(h, model.wte.weight[: model.config.vocab_size])
 
 
@@ -110,8 +134,9 @@ class Attention(nn.Module):
         super().__init__()
         self.n_head, self.n_kv = cfg.n_head, cfg.n_kv_head
         self.hd = cfg.n_embd // cfg.n_head
-        self.qkv = nn.Linear(cfg.n_embd, (cfg.n_head + 2 * cfg.n_kv_head) * self.hd, bias=False)
-        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
+        self.rope = cfg.pos == "rope"
+        self.qkv = nn.Linear(cfg.n_embd, (cfg.n_head + 2 * cfg.n_kv_head) * self.hd, bias=cfg.bias)
+        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
 
     def _split(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         B, T, _ = x.shape
@@ -126,7 +151,8 @@ class Attention(nn.Module):
         """Whole-sequence attention; also returns k, v [B, Hkv, T, hd] for prefilling a cache."""
         B, T, C = x.shape
         q, k, v = self._split(x)
-        q, k = apply_rotary(q, cos[:T], sin[:T]), apply_rotary(k, cos[:T], sin[:T])
+        if self.rope:
+            q, k = apply_rotary(q, cos[:T], sin[:T]), apply_rotary(k, cos[:T], sin[:T])
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.n_kv != self.n_head)
         return self.proj(y.transpose(1, 2).reshape(B, T, C)), k, v
 
@@ -134,8 +160,9 @@ class Attention(nn.Module):
         """One position: x [B, 1, C]; writes k, v into the caches [B, Hkv, W, hd] at ``pos``."""
         B, _, C = x.shape
         q, k, v = self._split(x)
-        cs, sn = cos[pos : pos + 1], sin[pos : pos + 1]
-        q, k = apply_rotary(q, cs, sn), apply_rotary(k, cs, sn)
+        if self.rope:
+            cs, sn = cos[pos : pos + 1], sin[pos : pos + 1]
+            q, k = apply_rotary(q, cs, sn), apply_rotary(k, cs, sn)
         kc[:, :, pos : pos + 1] = k
         vc[:, :, pos : pos + 1] = v
         y = F.scaled_dot_product_attention(
@@ -145,15 +172,24 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    """The position-wise feed-forward layer (4x wide, GELU)."""
+    """The position-wise feed-forward layer: GELU (erf or tanh form), or SwiGLU with a ``gate``."""
 
     def __init__(self, cfg: GPTConfig):
         super().__init__()
-        self.up = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=False)
-        self.down = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=False)
+        self.kind = cfg.mlp
+        self.up = nn.Linear(cfg.n_embd, cfg.hidden, bias=cfg.bias)
+        if cfg.mlp == "swiglu":
+            self.gate = nn.Linear(cfg.n_embd, cfg.hidden, bias=cfg.bias)
+        self.down = nn.Linear(cfg.hidden, cfg.n_embd, bias=cfg.bias)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.down(F.gelu(self.up(x)))
+        if self.kind == "swiglu":
+            return self.down(F.silu(self.gate(x)) * self.up(x))
+        return self.down(F.gelu(self.up(x), approximate="tanh" if self.kind == "gelu_tanh" else "none"))
+
+
+def _norm(cfg: GPTConfig) -> nn.Module:
+    return nn.RMSNorm(cfg.n_embd, eps=cfg.norm_eps) if cfg.norm == "rms" else nn.LayerNorm(cfg.n_embd, cfg.norm_eps)
 
 
 class Block(nn.Module):
@@ -161,7 +197,7 @@ class Block(nn.Module):
 
     def __init__(self, cfg: GPTConfig):
         super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(cfg.n_embd), nn.LayerNorm(cfg.n_embd)
+        self.ln1, self.ln2 = _norm(cfg), _norm(cfg)
         self.attn, self.mlp = Attention(cfg), MLP(cfg)
 
 
@@ -181,10 +217,14 @@ class GPT(Predictor):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.config = cfg
-        self.wte = nn.Embedding(cfg.vocab_size + 1, cfg.n_embd)
+        self.wte = nn.Embedding(cfg.vocab_size + (cfg.bos is None), cfg.n_embd)
+        if cfg.pos == "learned":
+            self.wpe = nn.Embedding(cfg.context, cfg.n_embd)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
-        self.ln_f = nn.LayerNorm(cfg.n_embd)
-        cos, sin = rotary_tables(cfg.context, cfg.n_embd // cfg.n_head)
+        self.ln_f = _norm(cfg)
+        if not cfg.tied:
+            self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+        cos, sin = rotary_tables(cfg.context, cfg.n_embd // cfg.n_head, cfg.rope_base)
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
         self.apply(_init_weights)
@@ -200,8 +240,15 @@ class GPT(Predictor):
         x, _ = self._prefill(idx)
         return self._logits(x)
 
-    def _prefill(self, idx: Tensor) -> tuple[Tensor, list[tuple[Tensor, Tensor]]]:
+    def _embed(self, idx: Tensor, p0: int) -> Tensor:
+        """Token embeddings of idx [B, T] at window positions p0.. (plus learned position embeddings)."""
         x = self.wte(idx)
+        if self.config.pos == "learned":
+            x = x + self.wpe.weight[p0 : p0 + idx.shape[1]]
+        return x
+
+    def _prefill(self, idx: Tensor) -> tuple[Tensor, list[tuple[Tensor, Tensor]]]:
+        x = self._embed(idx, 0)
         kvs = []
         for b in self.blocks:
             a, k, v = b.attn(b.ln1(x), self.cos, self.sin)
@@ -234,7 +281,7 @@ class GPT(Predictor):
         if st.pos == self.config.context:
             self._reprime(st)
         st.hist[:, st.pos] = tokens
-        x = self.wte(tokens)[:, None, :]  # [B, 1, C]
+        x = self._embed(tokens[:, None], st.pos)  # [B, 1, C]
         for i, b in enumerate(self.blocks):
             x = x + b.attn.step(b.ln1(x), st.k[i], st.v[i], st.pos, self.cos, self.sin)
             x = x + b.mlp(b.ln2(x))
