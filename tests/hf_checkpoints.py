@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-# ~4 KB of varied English-like text: the tokenizer's training text and the data the tests code
+# ~3 KB of varied English-like text: the tokenizer's training text and the data the tests code
 WORDS = ("the model predicts each next token and the coder turns those predictions into bits; "
          "a language model that guesses well leaves little to code. Numbers like 1234 and 56.78, "
          "punctuation (such as this!), CamelCase names, and a few accents: café, naïve, Zürich.\n").split(" ")
-TEXT = " ".join(WORDS[(i * 7 + i // 5) % len(WORDS)] for i in range(700)).encode()
+TEXT = " ".join(WORDS[(i * 7 + i // 5) % len(WORDS)] for i in range(520)).encode()
 EOT = "<|endoftext|>"
 
 

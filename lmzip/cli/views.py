@@ -79,7 +79,8 @@ def model_record(name: str, path: Path, cfg: dict, speeds: dict) -> dict:
     speed = speeds.get(name, {}) if path.parent == registry.SHIPPED else {}
     size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
     return {
-        "name": name, "arch": (cfg.get("imported") or {}).get("from") or m.get("arch"), "params": cfg.get("params"), "file_bytes": size,
+        "name": name, "arch": (cfg.get("imported") or {}).get("from") or m.get("arch"),
+        "params": cfg.get("params"), "file_bytes": size,
         "id": cfg.get("id"), "tokenizer": cfg.get("tokenizer"), "vocab": m.get("vocab_size"),
         "layers": m.get("n_layer"), "width": m.get("n_embd"), "context": m.get("context"),
         "tokens_seen": tr.get("tokens_seen"), "valid_bpb": tr.get("valid_bpb"),

@@ -66,13 +66,13 @@ def convert(tok_json: str, vocab_size: int) -> BPETokenizer:
     if missing:
         raise LmzipError(f"the tokenizer cannot code every byte string: {missing} of the 256 byte-level symbols "
                          "are missing from its vocabulary (not a byte-level BPE)")
-    for t in d.get("added_tokens") or []:  # special tokens: ids the model knows, never produced from text
-        vocab.setdefault(t["content"], t["id"])
+    special = {t["id"]: t["content"] for t in d.get("added_tokens") or []}
+    ids = {i: tok for tok, i in vocab.items()} | special
     new: dict[str, int] = {}
-    for tok, i in sorted(vocab.items(), key=lambda kv: kv[1]):
-        s = _latin1(tok)
-        if s is None or s in new:  # a special token (or a clash): a name no merge can reach
-            s = f"\x00<{i}>\x00"
+    for i, tok in sorted(ids.items()):
+        s = None if i in special else _latin1(tok)
+        if s is None or s in new:  # a special token (or a clash): ids the model knows, spelled so that no
+            s = f"\x00<{i}>\x00"  # input is ever split into this piece, so text never becomes them
         new[s] = i
     if len(set(new.values())) != len(new) or max(new.values()) + 1 != len(new):
         raise LmzipError("the tokenizer's ids are not 0 .. n-1 once each")

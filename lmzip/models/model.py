@@ -185,7 +185,9 @@ class MLP(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         if self.kind == "swiglu":
             return self.down(F.silu(self.gate(x)) * self.up(x))
-        return self.down(F.gelu(self.up(x), approximate="tanh" if self.kind == "gelu_tanh" else "none"))
+        if self.kind == "gelu_tanh":
+            return self.down(F.gelu(self.up(x), approximate="tanh"))
+        return self.down(F.gelu(self.up(x)))
 
 
 def _norm(cfg: GPTConfig) -> nn.Module:
