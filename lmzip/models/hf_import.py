@@ -86,7 +86,7 @@ def _need(hf: dict[str, Any], *keys: str) -> list[int]:
 
 
 def _gpt2(hf: dict[str, Any], w: dict[str, torch.Tensor], ctx: int | None):
-    from lmzip.models.model import GPTConfig
+    from lmzip.models.config import GPTConfig
 
     V, L, C, H, P = _need(hf, "vocab_size", "n_layer", "n_embd", "n_head", "n_positions")
     act = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu"}.get(hf.get("activation_function"))
@@ -115,7 +115,7 @@ def _gpt2(hf: dict[str, Any], w: dict[str, torch.Tensor], ctx: int | None):
 
 
 def _llama(hf: dict[str, Any], w: dict[str, torch.Tensor], ctx: int | None):
-    from lmzip.models.model import GPTConfig
+    from lmzip.models.config import GPTConfig
 
     V, L, C, H, F = _need(hf, "vocab_size", "num_hidden_layers", "hidden_size", "num_attention_heads",
                           "intermediate_size")
