@@ -92,6 +92,35 @@ def test_compiled_and_reference_arithmetic_give_the_same_counts(imported, kind, 
     assert torch.equal(a, ref.steps(x, ref.start(1))[0])
 
 
+def counts_digest(*folders: str) -> str:
+    """sha256 of every count the exact models of ``folders`` give on the start of TEXT (run in a child too)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for folder in folders:
+        lm = load_model(folder)
+        x = torch.as_tensor(lm.tokenizer.encode(TEXT))[None, :150]
+        ex = lm.exact_for()
+        h.update(ex.steps(x, ex.start(1))[0].to(torch.int64).numpy().tobytes())
+    return h.hexdigest()
+
+
+def test_counts_are_the_same_under_the_lowest_cpu_kernels(imported):
+    """The exactness promise for the new operations: torch, oneDNN and MKL forced down to SSE4, one thread."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folders = [str(imported[k]) for k in KINDS]
+    env = dict(os.environ, ATEN_CPU_CAPABILITY="default", ONEDNN_MAX_CPU_ISA="SSE41", MKL_ENABLE_INSTRUCTIONS="SSE4_2",
+               OMP_NUM_THREADS="1", PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    code = "import sys; from tests.models.test_hf_import import counts_digest; print(counts_digest(*sys.argv[1:]))"
+    child = subprocess.run([sys.executable, "-c", code, *folders], env=env, capture_output=True, text=True,
+                           check=True, cwd=env["PYTHONPATH"])
+    assert child.stdout.strip().splitlines()[-1] == counts_digest(*folders)
+
+
 def test_tokenizer_keeps_the_checkpoint_ids_and_codes_any_bytes(hf_checkpoints, imported):
     from transformers import AutoTokenizer
 
