@@ -44,6 +44,10 @@ class LMCompressor:
         # seed: start from the preset ``model`` with seeded random weights instead of trained ones
         self.model = registry.load(model) if seed is None else registry.scratch(model or registry.DEFAULT_MODEL, seed)
         self.jobs = jobs
+        if self.settings.adapt:
+            from lmzip.coding.learn import check_adaptable
+
+            check_adaptable(self.model.predictor)
         if self.settings.device != "cpu":
             _check_device(self.settings.device)
 

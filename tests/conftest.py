@@ -59,3 +59,13 @@ def model_dir(tmp_path, monkeypatch):
     save_model(tiny("gpt"), ByteTokenizer(), root / "tiny-gpt")
     monkeypatch.setenv("LMZIP_MODELS", str(root))
     return root / "tiny-gpt"
+
+
+@pytest.fixture(scope="session")
+def hf_checkpoints(tmp_path_factory):
+    """Tiny random GPT-2 and Llama checkpoints saved by transformers (kind -> folder); skipped without it."""
+    pytest.importorskip("transformers")
+    from tests.hf_checkpoints import make_checkpoint, train_tokenizer
+
+    root, tok = tmp_path_factory.mktemp("hf"), train_tokenizer()
+    return {kind: make_checkpoint(kind, root / kind, tok) for kind in ("gpt2", "llama")}

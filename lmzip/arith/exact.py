@@ -150,12 +150,19 @@ def function_table(name: str) -> Tensor:
             # |gelu(x) - max(x, 0)| < 1e-8 beyond |x| = 6, where the series would need more digits
             y = (x if x > 0 else 0) if abs(x) > 6 else c.multiply(c.multiply(x, decimal.Decimal("0.5")),
                                                                   c.add(one, _erf(c.divide(x, c.sqrt(2)), c)))
+        elif name == "gelu_tanh":  # GPT-2's gelu_new: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+            u = c.multiply(c.sqrt(c.divide(2, _PI)), c.add(x, c.multiply(decimal.Decimal("0.044715"), c.power(x, 3))))
+            t = c.subtract(c.divide(2, c.add(one, c.exp(c.multiply(-2, u)))), one)
+            y = c.multiply(c.multiply(x, decimal.Decimal("0.5")), c.add(one, t))
+        elif name == "silu":  # Llama's SwiGLU gate: x sigmoid(x)
+            y = c.divide(x, c.add(one, c.exp(-x)))
         else:
             raise ValueError(name)
         vals.append(_round(c.multiply(y, 1 << FRAC)))
     return torch.tensor(vals, dtype=torch.float64)
 
 
+RELU_LIKE = ("gelu", "gelu_tanh", "silu")  # f(x) = x above the table, ~0 below it
 FINE_BITS = 10  # the tables are looked up at 1/2^FINE_BITS, interpolated from the decimal ones once
 
 
@@ -177,16 +184,16 @@ def apply_table(name: str, x: Tensor) -> Tensor:
     n = TABLE_RANGE << FINE_BITS
     if _fast(x):
         return torch.from_numpy(kernels.table(_rows(x), table.numpy(), n, FRAC - FINE_BITS,
-                                              name == "gelu")).view(x.shape)
+                                              name in RELU_LIKE)).view(x.shape)
     idx = torch.round(x / (1 << (FRAC - FINE_BITS))).clamp_(-n, n).add_(n)  # exact: power-of-two division
     y = table.index_select(0, idx.long().view(-1)).view(x.shape)
-    if name == "gelu":
+    if name in RELU_LIKE:
         y = torch.where(x >= n << (FRAC - FINE_BITS), x, y)
     return y
 
 
 @cache
-def rotary_table(n: int, dim: int, bits: int = 14, base: int = 10000) -> tuple[Tensor, Tensor]:
+def rotary_table(n: int, dim: int, bits: int = 14, base: float = 10000) -> tuple[Tensor, Tensor]:
     """round(2^bits * cos/sin(p * base^(-2i/dim))) [n, dim/2] (float64 integers), in decimal: each
     frequency's cos/sin by series, then positions by the angle-addition recurrence."""
     c = decimal.Context(prec=40, rounding=decimal.ROUND_HALF_EVEN)
@@ -355,15 +362,22 @@ class QNormLinear:
     output bias, and the per-row quantizer of the centred x makes the division by the standard
     deviation a single float64 division of the integer product."""
 
-    def __init__(self, ln_weight: Tensor, ln_bias: Tensor, weight: Tensor, out_bits: int = FRAC, *, quant: Quant):
-        self.quant = quant
+    def __init__(self, ln_weight: Tensor, ln_bias: Tensor | None, weight: Tensor, out_bits: int = FRAC, *,
+                 quant: Quant, bias: Tensor | None = None, rms: bool = False):
+        """``bias``: the linear layer's own bias; ``rms``: an RMSNorm (no centring, no ``ln_bias``)."""
+        self.quant, self.rms = quant, rms
         w = weight.detach().double()
         wn, self.scale = quantize_weight(w * ln_weight.detach().double()[None, :], quant)
         self.gemm = _Gemm(quant, wn)
         self.rowsum = wn.double().sum(-1)  # exact: integers
         self.out = float(1 << out_bits)
-        wq, ws = quantize_weight(w, quant)  # W beta, from integers: exact sums
-        self.bias = torch.round((wq.double() @ fixed(ln_bias)) * ws * (self.out / (1 << FRAC)))
+        if ln_bias is None:
+            self.bias = torch.zeros(w.shape[0], dtype=torch.float64)
+        else:
+            wq, ws = quantize_weight(w, quant)  # W beta, from integers: exact sums
+            self.bias = torch.round((wq.double() @ fixed(ln_bias)) * ws * (self.out / (1 << FRAC)))
+        if bias is not None:  # a sum of two integers: exact
+            self.bias = self.bias + fixed(bias, out_bits)
 
     def to(self, device: str) -> QNormLinear:
         self.gemm.to(device)
@@ -373,6 +387,8 @@ class QNormLinear:
     def __call__(self, x: Tensor) -> Tensor:
         """x: integer float64 [..., C] -> fixed-point float64 [..., N] (2^out_bits per unit)."""
         C = x.shape[-1]
+        if self.rms:
+            return self._rms(x)
         if _fast(x):
             acc, s1, std = self.gemm.cpu(_rows(x), kernels.norm_rows)
             y = kernels.norm_out(acc, float(C), s1, self.rowsum.numpy(), self.scale.numpy(), std, self.out,
@@ -385,6 +401,18 @@ class QNormLinear:
         var = C * s2 - s1 * s1  # C^2 times the variance of q: exact integers, >= 0
         std = torch.sqrt(torch.where(var > 0, var, torch.ones_like(var)))
         acc = C * int_matmul(q, self.gemm.w, self.quant) - s1 * self.rowsum  # C times W(q - mean q): exact integers
+        y = torch.round(acc * self.scale / std * self.out)
+        return y + self.bias
+
+    def _rms(self, x: Tensor) -> Tensor:
+        """RMSNorm(x) W^T: the same single division, by C times the root mean square of q (eps ignored,
+        as LayerNorm's is: it only matters for rows that are all but zero)."""
+        C = x.shape[-1]
+        q, _ = quantize_rows(x, self.quant)
+        qd = q.double()
+        ss = C * (qd * qd).sum(-1, keepdim=True)  # exact integers
+        std = torch.sqrt(torch.where(ss > 0, ss, torch.ones_like(ss)))
+        acc = C * int_matmul(q, self.gemm.w, self.quant)  # exact integers
         y = torch.round(acc * self.scale / std * self.out)
         return y + self.bias
 

@@ -280,11 +280,13 @@ def models(as_json) -> None:
 def _register_extra() -> None:
     from lmzip.cli.bench import bench_cmd
     from lmzip.cli.explain import explain_cmd
+    from lmzip.cli.import_cmd import import_cmd
     from lmzip.cli.train import train_cmd
 
     main.add_command(explain_cmd, "explain")
     main.add_command(train_cmd, "train")
     main.add_command(bench_cmd, "bench")
+    main.add_command(import_cmd, "import")
 
 
 _register_extra()

@@ -79,7 +79,8 @@ def model_record(name: str, path: Path, cfg: dict, speeds: dict) -> dict:
     speed = speeds.get(name, {}) if path.parent == registry.SHIPPED else {}
     size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
     return {
-        "name": name, "arch": m.get("arch"), "params": cfg.get("params"), "file_bytes": size,
+        "name": name, "arch": (cfg.get("imported") or {}).get("from") or m.get("arch"),
+        "params": cfg.get("params"), "file_bytes": size,
         "id": cfg.get("id"), "tokenizer": cfg.get("tokenizer"), "vocab": m.get("vocab_size"),
         "layers": m.get("n_layer"), "width": m.get("n_embd"), "context": m.get("context"),
         "tokens_seen": tr.get("tokens_seen"), "valid_bpb": tr.get("valid_bpb"),
@@ -100,7 +101,7 @@ def list_models(as_json: bool) -> None:
     for r in rows:
         t.add_row(r["name"], f"{r['arch']} {r['layers']}x{r['width']}", f"{(r['params'] or 0) / 1e6:.2f} M",
                   ui.human(r["file_bytes"]), (r["id"] or "")[:12], f"{r['tokenizer']} {r['vocab']}",
-                  f"{(r['tokens_seen'] or 0) / 1e6:.1f} M",
+                  f"{r['tokens_seen'] / 1e6:.1f} M" if r["tokens_seen"] is not None else "-",
                   f"{r['valid_bpb']:.3f}" if r["valid_bpb"] else "-",
                   f"{r['compress_kbps']:.1f}/{r['decompress_kbps']:.1f}" if r["compress_kbps"] else "-")
     ui.out.print(t)

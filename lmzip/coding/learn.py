@@ -36,7 +36,8 @@ from lmzip.arith.detfloat import (
     tanh,
 )
 from lmzip.coding.settings import AdaptConfig
-from lmzip.models.model import GPT, LSTMModel, Predictor
+from lmzip.errors import LmzipError
+from lmzip.models.model import GPT, VARIANTS, LSTMModel, Predictor, config_to_dict
 from lmzip.models.qmodel import ARITH, ROT_BITS, exact_predictor
 
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8  # Adam's defaults, as torch.optim.Adam
@@ -56,10 +57,19 @@ def _keep_heap() -> None:
         pass
 
 
+def check_adaptable(predictor: Predictor) -> None:
+    """Refuse, in one line, a model whose architecture the learner's hand-written gradients do not cover
+    (the variants of imported checkpoints: learned positions, biases, RMSNorm, SwiGLU, untied heads)."""
+    if isinstance(predictor, GPT) and VARIANTS.keys() & config_to_dict(predictor.config).keys():
+        raise LmzipError("--adapt supports lmzip's own Transformer and LSTM only, not imported GPT-2/Llama "
+                         "architectures; compress without --adapt (--mix works)")
+
+
 class Learner:
     """A private float64 copy of the model that learns from every coded block, and its exact predictor."""
 
     def __init__(self, predictor: Predictor, cfg: AdaptConfig, device: str = "cpu", arith: int = ARITH):
+        check_adaptable(predictor)
         with torch.inference_mode():
             self.module = copy.deepcopy(predictor).cpu().double().requires_grad_(False)
         self.params = dict(self.module.named_parameters())  # updated in place; tied weights once

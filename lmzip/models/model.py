@@ -9,54 +9,17 @@ counts on every machine; learning while coding updates them by lmzip.coding.lear
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-
-@dataclass
-class GPTConfig:
-    """A pre-norm decoder-only Transformer with rotary positions and tied embeddings."""
-
-    vocab_size: int = 256  # coded symbols; the embedding has one more row, for BOS
-    n_layer: int = 4
-    n_embd: int = 256
-    n_head: int = 4
-    n_kv_head: int = 4  # < n_head gives grouped-query (1 = multi-query) attention
-    context: int = 256  # the attention window, in tokens
-    arch: str = field(default="gpt", init=False)
-
-
-@dataclass
-class LSTMConfig:
-    """A multi-layer LSTM with tied input/output embeddings."""
-
-    vocab_size: int = 256
-    n_layer: int = 2
-    n_embd: int = 384
-    context: int = 256  # the truncated-BPTT length used in training; coding is unbounded
-    arch: str = field(default="lstm", init=False)
-
-
-ModelConfig = GPTConfig | LSTMConfig
-
-
-def config_from_dict(d: dict[str, Any]) -> ModelConfig:
-    """Rebuild a config from its JSON form (the ``arch`` key picks the class)."""
-    d = dict(d)
-    arch = d.pop("arch")
-    cls = {"gpt": GPTConfig, "lstm": LSTMConfig}.get(arch)
-    if cls is None:
-        raise ValueError(f"unknown architecture {arch!r}")
-    return cls(**d)
-
-
-def config_to_dict(cfg: ModelConfig) -> dict[str, Any]:
-    """The JSON form of a config."""
-    return asdict(cfg)
+from lmzip.models.config import VARIANTS as VARIANTS  # re-exported: the config lives beside the models
+from lmzip.models.config import GPTConfig, LSTMConfig, ModelConfig
+from lmzip.models.config import config_from_dict as config_from_dict
+from lmzip.models.config import config_to_dict as config_to_dict
 
 
 class Predictor(nn.Module):
@@ -67,7 +30,8 @@ class Predictor(nn.Module):
     @property
     def bos(self) -> int:
         """The id fed before the first token of every stream."""
-        return self.config.vocab_size
+        bos = getattr(self.config, "bos", None)
+        return self.config.vocab_size if bos is None else bos
 
     def start(self, batch: int) -> Any:
         """A fresh state for ``batch`` independent streams."""
@@ -83,7 +47,9 @@ class Predictor(nn.Module):
 
 
 def _head(model: Predictor, h: Tensor) -> Tensor:
-    """The tied output layer: logits over the coded symbols (the BOS row is never predicted)."""
+    """The output layer: logits over the coded symbols (a BOS row of the tied embedding is never predicted)."""
+    if not getattr(model.config, "tied", True):
+        return model.lm_head(h)
     return F.linear(h, model.wte.weight[: model.config.vocab_size])
 
 
@@ -110,8 +76,9 @@ class Attention(nn.Module):
         super().__init__()
         self.n_head, self.n_kv = cfg.n_head, cfg.n_kv_head
         self.hd = cfg.n_embd // cfg.n_head
-        self.qkv = nn.Linear(cfg.n_embd, (cfg.n_head + 2 * cfg.n_kv_head) * self.hd, bias=False)
-        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=False)
+        self.rope = cfg.pos == "rope"
+        self.qkv = nn.Linear(cfg.n_embd, (cfg.n_head + 2 * cfg.n_kv_head) * self.hd, bias=cfg.bias)
+        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
 
     def _split(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         B, T, _ = x.shape
@@ -126,7 +93,8 @@ class Attention(nn.Module):
         """Whole-sequence attention; also returns k, v [B, Hkv, T, hd] for prefilling a cache."""
         B, T, C = x.shape
         q, k, v = self._split(x)
-        q, k = apply_rotary(q, cos[:T], sin[:T]), apply_rotary(k, cos[:T], sin[:T])
+        if self.rope:
+            q, k = apply_rotary(q, cos[:T], sin[:T]), apply_rotary(k, cos[:T], sin[:T])
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.n_kv != self.n_head)
         return self.proj(y.transpose(1, 2).reshape(B, T, C)), k, v
 
@@ -134,8 +102,9 @@ class Attention(nn.Module):
         """One position: x [B, 1, C]; writes k, v into the caches [B, Hkv, W, hd] at ``pos``."""
         B, _, C = x.shape
         q, k, v = self._split(x)
-        cs, sn = cos[pos : pos + 1], sin[pos : pos + 1]
-        q, k = apply_rotary(q, cs, sn), apply_rotary(k, cs, sn)
+        if self.rope:
+            cs, sn = cos[pos : pos + 1], sin[pos : pos + 1]
+            q, k = apply_rotary(q, cs, sn), apply_rotary(k, cs, sn)
         kc[:, :, pos : pos + 1] = k
         vc[:, :, pos : pos + 1] = v
         y = F.scaled_dot_product_attention(
@@ -145,15 +114,26 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    """The position-wise feed-forward layer (4x wide, GELU)."""
+    """The position-wise feed-forward layer: GELU (erf or tanh form), or SwiGLU with a ``gate``."""
 
     def __init__(self, cfg: GPTConfig):
         super().__init__()
-        self.up = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=False)
-        self.down = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=False)
+        self.kind = cfg.mlp
+        self.up = nn.Linear(cfg.n_embd, cfg.hidden, bias=cfg.bias)
+        if cfg.mlp == "swiglu":
+            self.gate = nn.Linear(cfg.n_embd, cfg.hidden, bias=cfg.bias)
+        self.down = nn.Linear(cfg.hidden, cfg.n_embd, bias=cfg.bias)
 
     def forward(self, x: Tensor) -> Tensor:
+        if self.kind == "swiglu":
+            return self.down(F.silu(self.gate(x)) * self.up(x))
+        if self.kind == "gelu_tanh":
+            return self.down(F.gelu(self.up(x), approximate="tanh"))
         return self.down(F.gelu(self.up(x)))
+
+
+def _norm(cfg: GPTConfig) -> nn.Module:
+    return nn.RMSNorm(cfg.n_embd, eps=cfg.norm_eps) if cfg.norm == "rms" else nn.LayerNorm(cfg.n_embd, cfg.norm_eps)
 
 
 class Block(nn.Module):
@@ -161,7 +141,7 @@ class Block(nn.Module):
 
     def __init__(self, cfg: GPTConfig):
         super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(cfg.n_embd), nn.LayerNorm(cfg.n_embd)
+        self.ln1, self.ln2 = _norm(cfg), _norm(cfg)
         self.attn, self.mlp = Attention(cfg), MLP(cfg)
 
 
@@ -181,10 +161,14 @@ class GPT(Predictor):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
         self.config = cfg
-        self.wte = nn.Embedding(cfg.vocab_size + 1, cfg.n_embd)
+        self.wte = nn.Embedding(cfg.vocab_size + (cfg.bos is None), cfg.n_embd)
+        if cfg.pos == "learned":
+            self.wpe = nn.Embedding(cfg.context, cfg.n_embd)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
-        self.ln_f = nn.LayerNorm(cfg.n_embd)
-        cos, sin = rotary_tables(cfg.context, cfg.n_embd // cfg.n_head)
+        self.ln_f = _norm(cfg)
+        if not cfg.tied:
+            self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+        cos, sin = rotary_tables(cfg.context, cfg.n_embd // cfg.n_head, cfg.rope_base)
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
         self.apply(_init_weights)
@@ -200,8 +184,15 @@ class GPT(Predictor):
         x, _ = self._prefill(idx)
         return self._logits(x)
 
-    def _prefill(self, idx: Tensor) -> tuple[Tensor, list[tuple[Tensor, Tensor]]]:
+    def _embed(self, idx: Tensor, p0: int) -> Tensor:
+        """Token embeddings of idx [B, T] at window positions p0.. (plus learned position embeddings)."""
         x = self.wte(idx)
+        if self.config.pos == "learned":
+            x = x + self.wpe.weight[p0 : p0 + idx.shape[1]]
+        return x
+
+    def _prefill(self, idx: Tensor) -> tuple[Tensor, list[tuple[Tensor, Tensor]]]:
+        x = self._embed(idx, 0)
         kvs = []
         for b in self.blocks:
             a, k, v = b.attn(b.ln1(x), self.cos, self.sin)
@@ -234,7 +225,7 @@ class GPT(Predictor):
         if st.pos == self.config.context:
             self._reprime(st)
         st.hist[:, st.pos] = tokens
-        x = self.wte(tokens)[:, None, :]  # [B, 1, C]
+        x = self._embed(tokens[:, None], st.pos)  # [B, 1, C]
         for i, b in enumerate(self.blocks):
             x = x + b.attn.step(b.ln1(x), st.k[i], st.v[i], st.pos, self.cos, self.sin)
             x = x + b.mlp(b.ln2(x))

@@ -58,8 +58,16 @@ def exact_predictor(model: Predictor, device: str = "cpu", arith: int = ARITH) -
 
 
 def _head(model: Predictor, quant: exact.Quant) -> QNormLinear:
-    V = model.config.vocab_size
-    return QNormLinear(model.ln_f.weight, model.ln_f.bias, model.wte.weight[:V], out_bits=LOGIT_BITS, quant=quant)
+    c = model.config
+    w = model.wte.weight[: c.vocab_size] if getattr(c, "tied", True) else model.lm_head.weight
+    return QNormLinear(model.ln_f.weight, getattr(model.ln_f, "bias", None), w, out_bits=LOGIT_BITS, quant=quant,
+                       rms=getattr(c, "norm", "layer") == "rms")
+
+
+def _norm_linear(ln, weight: Tensor, bias: Tensor | None, quant: exact.Quant) -> QNormLinear:
+    """A norm (LayerNorm or RMSNorm) folded into the linear layer it feeds."""
+    rms = not hasattr(ln, "bias")  # nn.RMSNorm has no bias
+    return QNormLinear(ln.weight, None if rms else ln.bias, weight, bias=bias, rms=rms, quant=quant)
 
 
 # ---------------------------------------------------------------------------- Transformer
@@ -69,8 +77,19 @@ def _head(model: Predictor, quant: exact.Quant) -> QNormLinear:
 class _Layer:
     qkv: QNormLinear  # ln1 folded in
     proj: QLinear
-    up: QNormLinear  # ln2 folded in
+    up: QNormLinear  # ln2 folded in (SwiGLU: the gate's rows, then the up rows)
     down: QLinear
+
+
+def _layer(b, q: exact.Quant, device: str) -> _Layer:
+    up_w, up_b = b.mlp.up.weight, b.mlp.up.bias
+    if b.mlp.kind == "swiglu":
+        up_w = torch.cat([b.mlp.gate.weight, up_w])
+        up_b = None if up_b is None else torch.cat([b.mlp.gate.bias, up_b])
+    return _Layer(_norm_linear(b.ln1, b.attn.qkv.weight, b.attn.qkv.bias, q).to(device),
+                  QLinear(b.attn.proj.weight, b.attn.proj.bias, in_bits=QK_BITS, quant=q).to(device),
+                  _norm_linear(b.ln2, up_w, up_b, q).to(device),
+                  QLinear(b.mlp.down.weight, b.mlp.down.bias, quant=q).to(device))
 
 
 @dataclass
@@ -89,16 +108,14 @@ class ExactGPT(ExactPredictor):
 
     def __init__(self, m: GPT, device: str, quant: exact.Quant):
         c = self.cfg = m.config
-        self.vocab, self.bos, self.device = c.vocab_size, c.vocab_size, device
+        self.vocab, self.bos, self.device = c.vocab_size, m.bos, device
         self.hd = c.n_embd // c.n_head
-        self.emb = fixed(m.wte.weight).to(device)  # [V+1, C]
-        q = quant
-        self.layers = [_Layer(QNormLinear(b.ln1.weight, b.ln1.bias, b.attn.qkv.weight, quant=q).to(device),
-                              QLinear(b.attn.proj.weight, in_bits=QK_BITS, quant=q).to(device),
-                              QNormLinear(b.ln2.weight, b.ln2.bias, b.mlp.up.weight, quant=q).to(device),
-                              QLinear(b.mlp.down.weight, quant=q).to(device)) for b in m.blocks]
+        self.emb = fixed(m.wte.weight).to(device)  # [V+1, C] (or [V, C] when the checkpoint names its BOS)
+        self.wpe = fixed(m.wpe.weight).to(device) if c.pos == "learned" else None  # [W, C]
+        self.layers = [_layer(b, quant, device) for b in m.blocks]
         self.head = _head(m, quant).to(device)
-        cos, sin = exact.rotary_table(c.context, self.hd, ROT_BITS)
+        base = int(c.rope_base) if float(c.rope_base).is_integer() else c.rope_base  # the cached table's key
+        cos, sin = exact.rotary_table(c.context, self.hd, ROT_BITS, base)
         self.cos, self.sin = cos.to(device), sin.to(device)
         # scores q.k in 1/2^(2 QK_BITS), scaled by 1/sqrt(hd), to 1/LOGIT_STEPS nat: one float64 constant
         self.score_scale = float(exact.LOGIT_STEPS) / float(1 << (2 * QK_BITS)) / math.sqrt(self.hd)  # IEEE ops
@@ -112,6 +129,8 @@ class ExactGPT(ExactPredictor):
 
     def _rotate(self, x: Tensor, p0: int) -> Tensor:
         """x [B, heads, T, hd] at positions p0.. -> rotated, in 1/2^QK_BITS, clamped."""
+        if self.wpe is not None:  # learned positions: no rotation
+            return torch.round(x / (1 << (FRAC - QK_BITS))).clamp(-QK_CLAMP, QK_CLAMP)
         T = x.shape[2]
         cs, sn = self.cos[p0 : p0 + T], self.sin[p0 : p0 + T]
         x1, x2 = x.chunk(2, dim=-1)
@@ -151,10 +170,21 @@ class ExactGPT(ExactPredictor):
     def _forward(self, idx: Tensor, st: ExactGPTState, p0: int) -> Tensor:
         """Positions p0.. of every stream (idx [B, T]); returns their hidden states [B, T, C]."""
         x = self.emb[idx]
+        if self.wpe is not None:
+            x = x + self.wpe[p0 : p0 + idx.shape[1]]  # integers: exact
         for i, layer in enumerate(self.layers):
             x = x + self._attend(layer, x, st, i, p0)
-            x = x + layer.down(apply_table("gelu", layer.up(x)))
+            x = x + layer.down(self._mlp(layer.up(x)))
         return x
+
+    def _mlp(self, u: Tensor) -> Tensor:
+        """The MLP's non-linearity on the up projection (fixed point in, fixed point out)."""
+        kind = self.cfg.mlp
+        if kind != "swiglu":
+            return apply_table(kind, u)
+        g, u = u.chunk(2, dim=-1)
+        # silu(g) * u in 1/2^(2 FRAC): one correctly rounded product (exact below 2^53), a power-of-two division
+        return torch.round(apply_table("silu", g) * u / (1 << FRAC))
 
     def _reprime_if_full(self, st: ExactGPTState) -> None:
         """Window full: restart it as [BOS, last W/2-1 inputs], in one pass."""

@@ -1,7 +1,8 @@
 """Names -> models: architecture presets (for training) and model folders (for coding).
 
 Shipped models live in ``lmzip/weights/<name>/``; more folders can be added with the
-``LMZIP_MODELS`` environment variable (paths separated by ``os.pathsep``). Listing reads only
+``LMZIP_MODELS`` environment variable (paths separated by ``os.pathsep``); ``lmzip import`` writes to
+the user's folder (``user_dir()``), which is searched too. Listing reads only
 ``config.json`` files, so it needs no torch.
 """
 
@@ -82,10 +83,16 @@ def scratch(name: str, seed: int):
     return _SCRATCH[key]
 
 
+def user_dir() -> Path:
+    """The user's models folder: $XDG_DATA_HOME/lmzip/models (default ~/.local/share/lmzip/models)."""
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "lmzip" / "models"
+
+
 def model_dirs() -> list[Path]:
-    """Where model folders are looked for, first match wins: LMZIP_MODELS, then shipped ones."""
+    """Where model folders are looked for, first match wins: LMZIP_MODELS, shipped ones, the user's."""
     extra = [Path(p) for p in os.environ.get("LMZIP_MODELS", "").split(os.pathsep) if p]
-    return extra + [SHIPPED]
+    return extra + [SHIPPED, user_dir()]
 
 
 def available() -> dict[str, tuple[Path, dict[str, Any]]]:
