@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -41,7 +42,8 @@ def main() -> None:
 @io_options(COMPRESS)
 @level_options
 @threads_option(COMPRESS)
-@click.option("--segment", type=int, help="Segment length in tokens (default: chosen from the input size).")
+@click.option("--segment", type=click.IntRange(1),
+              help="Segment length in tokens (default: chosen from the input size).")
 @click.option("--mix", is_flag=True, help="Mix the model with an online match model (repeats cost less).")
 @click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block "
               "(in deterministic float64: the file decodes on any machine; several times slower).")
@@ -53,7 +55,7 @@ def main() -> None:
               help="Bytes per independently coded block, such as 4M (default 4 MiB; memory follows it, not the "
                    "input size).")
 @ui.guard(interrupted=NOTHING_WRITTEN)
-def compress(**params) -> None:
+def compress(**params: Any) -> None:
     """Compress FILES (or standard input) to FILE.lmz (-1 fastest … -9 smallest; default: -4)."""
     from lmzip.api import LMCompressor
     from lmzip.coding.settings import Settings
@@ -100,7 +102,7 @@ def _verify(written, path: Path, model, jobs: int | None, threads: int | None) -
 @io_options(DECOMPRESS)
 @threads_option(DECOMPRESS)
 @ui.guard(interrupted=NOTHING_WRITTEN)
-def decompress(**params) -> None:
+def decompress(**params: Any) -> None:
     """Decompress FILE.lmz (or standard input) to FILE."""
     from lmzip.api import decompress_stream as dec
 

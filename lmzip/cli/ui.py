@@ -11,7 +11,15 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
 
 from lmzip.errors import LmzipError
 
@@ -77,8 +85,9 @@ def progress(label: str, enabled: bool, unit: str = "bytes") -> Iterator[Callabl
     if not shows_progress(enabled):
         yield lambda done, total: None
         return
-    cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
-            TimeRemainingColumn())
+    counts = (DownloadColumn(binary_units=True), TransferSpeedColumn()) if unit == "bytes" else (
+        MofNCompleteColumn(), TextColumn(unit))
+    cols = (TextColumn("{task.description}"), BarColumn(), *counts, TimeRemainingColumn())
     with Progress(*cols, console=err, transient=True) as bar:
         task = bar.add_task(label, total=None)
 
