@@ -1,14 +1,25 @@
-"""One stdout and one stderr rich console, error/warning lines, the progress bar, and binary standard output."""
+"""One stdout and one stderr rich console, error/warning lines, the progress bar, binary standard output, and
+the error and interrupt wrapper every command runs in."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
 
 from lmzip.errors import LmzipError
 
@@ -17,6 +28,9 @@ out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 OK, ERROR, WARNING = 0, 1, 2
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process Ctrl-C stopped
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def stdout_is_terminal() -> bool:
@@ -34,14 +48,46 @@ def error(message: str) -> None:
     err.print(f"lmzip: {message}", markup=False)
 
 
+def guard(fn: F | None = None, *, interrupted: str = "interrupted") -> Any:
+    """Run a command so that it ends in one line, never a traceback: an LmzipError prints ``lmzip: message``
+    and exits 1; Ctrl-C prints ``lmzip: <interrupted>`` and exits 130 (partial outputs are removed where they
+    are written, by files.atomic_output); a reader that went away (``| head``) ends it quietly with 1.
+    Use as ``@guard`` or ``@guard(interrupted="...")``, below the click decorators."""
+
+    def wrap(f: F) -> F:
+        @functools.wraps(f)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return f(*args, **kwargs)
+            except LmzipError as e:
+                error(str(e))
+                sys.exit(ERROR)
+            except KeyboardInterrupt:
+                error(interrupted)
+                sys.exit(INTERRUPTED)
+            except BrokenPipeError:  # as gzip: the reader is gone, nothing to say
+                silence_stdout()
+                sys.exit(ERROR)
+
+        return run  # type: ignore[return-value]
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def shows_progress(enabled: bool) -> bool:
+    """Whether a live display may be drawn: asked for (not -q, not --no-progress) and stderr a terminal."""
+    return enabled and err.is_terminal
+
+
 @contextlib.contextmanager
-def progress(label: str, enabled: bool) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar on stderr (only when it is a terminal); yields update(done, total)."""
-    if not enabled or not err.is_terminal:
+def progress(label: str, enabled: bool, unit: str = "bytes") -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr (only when it is a terminal); yields update(done, total) in ``unit``."""
+    if not shows_progress(enabled):
         yield lambda done, total: None
         return
-    cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("tokens"),
-            TimeRemainingColumn())
+    counts = (DownloadColumn(binary_units=True), TransferSpeedColumn()) if unit == "bytes" else (
+        MofNCompleteColumn(), TextColumn(unit))
+    cols = (TextColumn("{task.description}"), BarColumn(), *counts, TimeRemainingColumn())
     with Progress(*cols, console=err, transient=True) as bar:
         task = bar.add_task(label, total=None)
 
@@ -63,7 +109,7 @@ def human(n: float) -> str:
 @contextlib.contextmanager
 def progress_count(label: str, total: int, enabled: bool) -> Iterator[Callable[[str], None]]:
     """A bar over ``total`` items (e.g. compressor × file); yields tick(description)."""
-    if not enabled or not err.is_terminal:
+    if not shows_progress(enabled):
         yield lambda what: None
         return
     cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -103,6 +149,10 @@ def write_stdout(data: bytes) -> None:
 
 def silence_stdout() -> None:
     """Point fd 1 at /dev/null so the interpreter's last flush cannot fail a second time."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a file (a test's capture): nothing will flush to a closed pipe
+        return
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, fd)
     os.close(devnull)

@@ -28,8 +28,28 @@ def header_record(name: str, size: int, heads: list[fmt.Header]) -> dict:
         "blocks": len(heads), "stored_blocks": len(heads) - len(coded), "block_size": h.block_size or None,
         "tokens": sum(x.n_tokens for x in coded), "segments": h.n_segments, "segment_length": h.segment_length,
         "groups": h.groups, "mix": h.mix, "adapt": h.adapt,
+        "adapt_lr": h.adapt_lr if h.adapt else None, "adapt_block": h.adapt_block if h.adapt else None,
+        "seed": h.seed, "crlf": h.crlf,
         "arithmetic": "stored" if not coded else fmt.ARITHMETICS[h.arith],
     }
+
+
+def layout_line(r: dict) -> str:
+    """A header record's layout in one line (what ``-v`` prints after each file's summary)."""
+    if r["mode"] == "stored":
+        return f"stored, {r['blocks']} block(s)"
+    first = " in the first block" if r["blocks"] > 1 else ""
+    parts = [f"{r['tokens']:,} tokens; {r['segments']} segments of {r['segment_length']}, {r['groups']} group(s)"
+             f"{first}", f"model id {r['model_id'][:12]}"]
+    if r["blocks"] > 1:
+        parts.append(f"{r['blocks']} blocks of up to {ui.human(r['block_size'] or 0)}"
+                     + (f" ({r['stored_blocks']} stored)" if r["stored_blocks"] else ""))
+    parts += ["CRLF"] * r["crlf"] + ["mix"] * r["mix"]
+    if r["adapt"]:
+        parts.append(f"adapt lr {r['adapt_lr']:g} block {r['adapt_block']}")
+    if r["seed"] is not None:
+        parts.append(f"random weights seed {r['seed']}")
+    return ", ".join([*parts, f"arithmetic {r['arithmetic']}"])
 
 
 def list_headers(inputs, as_json: bool) -> int:

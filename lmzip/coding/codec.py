@@ -132,7 +132,8 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
     return toks
 
 
-def trace(data: bytes, model: LoadedModel, settings: Settings, visit: Visit) -> tuple[list[int], bool, Layout]:
+def trace(data: bytes, model: LoadedModel, settings: Settings, visit: Visit,
+          progress: Progress | None = None) -> tuple[list[int], bool, Layout]:
     """Run the coder's own computation over ``data`` without coding: ``visit(t, rows, counts, tokens)``
     sees each step's rows (what explain shows). Returns the tokens, the CRLF flag and the layout."""
     text, crlf = transform.prepare(data)
@@ -148,7 +149,7 @@ def trace(data: bytes, model: LoadedModel, settings: Settings, visit: Visit) -> 
         return segs[rows, t]
 
     with computation(settings):
-        _lockstep(model, layout.lengths, settings, code, None)
+        _lockstep(model, layout.lengths, settings, code, progress)
     return tokens, crlf, layout
 
 

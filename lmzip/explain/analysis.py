@@ -42,8 +42,9 @@ class Explanation:
 
 
 def explain(data: bytes, model: LoadedModel, segment: int | None = None, top_k: int = 5,
-            settings: Settings | None = None) -> Explanation:
-    """Run the coder's own computation over ``data`` and record what every token costs."""
+            settings: Settings | None = None, progress: codec.Progress | None = None) -> Explanation:
+    """Run the coder's own computation over ``data`` and record what every token costs
+    (``progress(tokens done, tokens in all)`` as it goes)."""
     settings = settings or Settings()
     if segment is not None:
         settings = Settings(**{**settings.__dict__, "segment": segment})
@@ -60,7 +61,7 @@ def explain(data: bytes, model: LoadedModel, segment: int | None = None, top_k: 
             for r, row, b in zip(rows, p, best, strict=True):
                 tops[(int(r), t)] = [(tok.token_bytes(int(i)), float(row[i])) for i in b]
 
-    tokens, crlf, layout = codec.trace(data, model, settings, visit)
+    tokens, crlf, layout = codec.trace(data, model, settings, visit, progress)
     if not tokens:
         return Explanation(model.name, [], np.zeros(0), np.zeros(0, dtype=np.int64), [])
     order = [(r, t) for r in range(len(layout.lengths)) for t in range(int(layout.lengths[r]))]

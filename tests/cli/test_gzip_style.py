@@ -50,6 +50,8 @@ def run(*args, input=None, cli=main):
     (["-d", "--mix", "--block-size", "4M", "--model=x", "-j2"], ["decompress", "--model=x", "-j", "2"]),
     (["-k", "--", "-d", "test"], ["compress", "-k", "--", "-d", "test"]),
     (["-9", "a"], ["compress", "-9", "a"]),  # unknown everywhere: left for click to report
+    (["-d", "--no-progress", "x"], ["decompress", "--no-progress", "x"]),
+    (["-l", "--no-progress", "x"], ["list", "x"]),  # list draws no bar: dropped, as -c is for -t
 ])
 def test_gzip_arguments_are_rewritten_to_a_subcommand(args, expected):
     assert main.rewrite(args) == expected
