@@ -47,6 +47,7 @@ def _csv(value: str | None) -> list[str] | None:
 @click.option("--list", "list_only", is_flag=True, help="List the compressor names and exit.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (there is none when stderr is not a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no closing hints.")
+@ui.guard(interrupted="interrupted; nothing was written")
 def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, column, jobs, out, update, ray_address,
               no_plots, list_only, no_progress, quiet) -> None:
     """Benchmark lmzip's models against gzip, bzip2, xz, zstd, brotli and PPMd; every result verified."""
@@ -57,46 +58,39 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
     if ray_address is not None and not cluster.available():
         ui.error("--ray needs Ray, which is not installed: pip install 'lmzip[cluster]'")
         sys.exit(2)
-    try:
+    if ray_address is not None:
+        cluster.check_address(ray_address)
+    reg = comp.registry()
+    if list_only:
+        for name, entry in reg.items():
+            ui.out.print(f"{name}\t{'language model' if entry.lm else 'classic'}", markup=False)
+        return
+    # learning while coding (~4x the time) and the legacy models run when named or with --suite full
+    names = _csv(compressors) or comp.suite_names(suite)
+    unknown = [n for n in names if n not in reg]
+    if unknown:
+        raise LmzipError(f"unknown compressor {unknown[0]!r} (known: {', '.join(reg)})")
+    bundled = not paths and not dataset and corpus is None
+    sources = []
+    if paths:
+        sources += bench.path_sources(list(paths), limit)
+    if dataset:
+        sources.append(bench.dataset_source(dataset, split, column, limit, bench.temp_workdir()))
+    if not paths and not dataset:
+        root = corpus or bench.bundled_corpus()
+        wanted = _csv(files) or (bench.DEFAULT_FILES if suite == "default" and corpus is None else None)
+        sources = bench.corpus_sources(root, wanted, limit)
+    _check_out(out)
+    if not no_plots and importlib.util.find_spec("matplotlib") is None:
+        ui.error("matplotlib is not installed, so no plots (pip install 'lmzip[bench]' adds it)")
+        no_plots = True
+    command = "lmzip bench " + " ".join(sys.argv[2:])
+    earlier = _earlier(out, names, [s.label for s in sources]) if update else None
+    with _progress(len(names) * len(sources), not (quiet or no_progress)) as (started, finished):
         if ray_address is not None:
-            cluster.check_address(ray_address)
-        reg = comp.registry()
-        if list_only:
-            for name, entry in reg.items():
-                ui.out.print(f"{name}\t{'language model' if entry.lm else 'classic'}", markup=False)
-            return
-        # learning while coding (~4x the time) and the legacy models run when named or with --suite full
-        names = _csv(compressors) or comp.suite_names(suite)
-        unknown = [n for n in names if n not in reg]
-        if unknown:
-            raise LmzipError(f"unknown compressor {unknown[0]!r} (known: {', '.join(reg)})")
-        bundled = not paths and not dataset and corpus is None
-        sources = []
-        if paths:
-            sources += bench.path_sources(list(paths), limit)
-        if dataset:
-            sources.append(bench.dataset_source(dataset, split, column, limit, bench.temp_workdir()))
-        if not paths and not dataset:
-            root = corpus or bench.bundled_corpus()
-            wanted = _csv(files) or (bench.DEFAULT_FILES if suite == "default" and corpus is None else None)
-            sources = bench.corpus_sources(root, wanted, limit)
-        _check_out(out)
-        if not no_plots and importlib.util.find_spec("matplotlib") is None:
-            ui.error("matplotlib is not installed, so no plots (pip install 'lmzip[bench]' adds it)")
-            no_plots = True
-        command = "lmzip bench " + " ".join(sys.argv[2:])
-        earlier = _earlier(out, names, [s.label for s in sources]) if update else None
-        with _progress(len(names) * len(sources), not (quiet or no_progress)) as (started, finished):
-            if ray_address is not None:
-                rows = cluster.run(names, sources, ray_address, finished)
-            else:
-                rows = bench.run(names, sources, jobs, finished, started)
-    except LmzipError as e:
-        ui.error(str(e))
-        sys.exit(ui.ERROR)
-    except KeyboardInterrupt:
-        ui.error("interrupted; nothing was written")
-        sys.exit(130)
+            rows = cluster.run(names, sources, ray_address, finished)
+        else:
+            rows = bench.run(names, sources, jobs, finished, started)
     doc = {"environment": bench.environment(command), "suite": suite if bundled else "custom",
            "sources": [s.__dict__ for s in sources], "rows": rows, "published": report.PUBLISHED}
     if earlier is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import click
@@ -23,24 +22,21 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
               help="Attention window in tokens (default: the checkpoint's, at most 1024).")
 @click.option("-f", "--force", is_flag=True, help="Replace an existing model folder of that name.")
 @click.option("-q", "--quiet", is_flag=True)
+@ui.guard(interrupted="interrupted; nothing was written")
 def import_cmd(path, name, out, context, force, quiet) -> None:
     """Turn a local Hugging Face checkpoint (GPT-2 or Llama, safetensors, byte-level BPE) into an lmzip
     model that codes in exact integer arithmetic. Nothing is downloaded."""
     from lmzip.models import registry
 
-    try:
-        name = name or Path(path).resolve().name
-        if not _NAME.fullmatch(name):
-            raise LmzipError(f"bad model name {name!r} (letters, digits and . _ + -; at most 100)")
-        if (registry.SHIPPED / name).is_dir():
-            raise LmzipError(f"{name!r} is a shipped model's name; choose another with --name")
-        from lmzip.models.hf_import import import_checkpoint
+    name = name or Path(path).resolve().name
+    if not _NAME.fullmatch(name):
+        raise LmzipError(f"bad model name {name!r} (letters, digits and . _ + -; at most 100)")
+    if (registry.SHIPPED / name).is_dir():
+        raise LmzipError(f"{name!r} is a shipped model's name; choose another with --name")
+    from lmzip.models.hf_import import import_checkpoint
 
-        dest = (out or registry.user_dir()) / name
-        mid, model, kind = import_checkpoint(path, dest, context, replace=force)
-    except LmzipError as e:
-        ui.error(str(e))
-        sys.exit(ui.ERROR)
+    dest = (out or registry.user_dir()) / name
+    mid, model, kind = import_checkpoint(path, dest, context, replace=force)
     if not quiet:
         c = model.config
         ui.err.print(f"imported {kind} as {name!r} (id {mid.hex()}, {model.num_params():,} parameters, "
