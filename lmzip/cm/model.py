@@ -1,0 +1,251 @@
+"""The context-mixing model and its coding loop: one compiled function codes a whole stream.
+
+Per bit, every model offers two stretched probabilities; two mixers (weight sets chosen by the
+partial byte, and by match state x how many high orders know this context) combine them, two APM
+stages refine the result, and the arithmetic coder spends -log2(p) bits on the bit actually seen.
+Encoding and decoding run this very loop (`encode` picks which coder step is called), so the two
+sides cannot drift apart: the decoder rebuilds every table from the bytes it has already emitted.
+
+Models (row in `sm`, the per-model state maps; hashed ones also have a row in `ht`):
+  0 order-0 (direct)          1 order-1 (direct)        2..6 orders 2, 3, 4, 5, 6 (hashed)
+  7 word (current word)       8 word + previous word    9 sparse: bytes 2-3 back
+ 10 sparse: bytes 4 and 8 back                          + the match model (two inputs) + a bias
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
+from lmzip.cm.parts import (
+    SLOT_INIT,
+    adapt,
+    apm_init,
+    apm_p,
+    apm_update,
+    clamp_p,
+    find_bucket,
+    hash2,
+    mix_dot,
+    mix_train,
+    slot_inputs,
+    slot_update,
+    sq,
+)
+from lmzip.cm.tables import stretch
+
+N_MODELS = 11          # rows of sm
+N_HASHED = 9           # rows of ht (models 2..10)
+N_IN = 2 * N_MODELS + 3  # two inputs per model, two from the match model, one bias
+MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
+APM2_BITS = 14
+MINLEN = 6             # the match model looks up the last MINLEN bytes
+SLOT_LIMIT = 60        # a slot's rate stops falling at 1/61.5: adapts to drift, still averages
+SM_LIMIT = 1023
+MIX_LR1, MIX_LR2 = 6, 6
+APM_RATE = 7
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Every array the model owns; its size is fixed by the level alone (see `allocate`)."""
+
+    ht: np.ndarray
+    t01: np.ndarray
+    sm: np.ndarray
+    w1: np.ndarray
+    w2: np.ndarray
+    apm1: np.ndarray
+    apm2: np.ndarray
+    mtab: np.ndarray
+    msm: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes allocated by all the tables together."""
+        return sum(a.nbytes for a in (self.ht, self.t01, self.sm, self.w1, self.w2, self.apm1, self.apm2,
+                                      self.mtab, self.msm))
+
+
+def table_bits(level: int) -> tuple[int, int]:
+    """(log2 slots per hashed table, log2 match-table entries) for a level 1..9."""
+    return 15 + level, 13 + level
+
+
+def table_bytes(level: int) -> int:
+    """The memory the tables of a level take, computed from the sizes alone (no allocation)."""
+    tb, mb = table_bits(level)
+    return (4 * (N_HASHED << tb) + 4 * 2 * 65536 + 4 * N_MODELS * 1024 + 4 * N_IN * (256 + MIX2_SETS)
+            + 4 * 33 * (256 + (1 << APM2_BITS)) + 4 * (1 << mb) + 4 * 64)
+
+
+def allocate(level: int) -> Tables:
+    """Fresh tables for a level: every probability 1/2, weights 0.25, APMs the identity."""
+    tb, mb = table_bits(level)
+    half = np.uint32((1 << 21) << 10)  # p = 1/2 with count 0 for the state maps
+    return Tables(
+        ht=np.full((N_HASHED, 1 << tb), SLOT_INIT, dtype=np.uint32),
+        t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
+        sm=np.full((N_MODELS, 1024), half, dtype=np.uint32),
+        w1=np.full((256, N_IN), 1 << 14, dtype=np.int32),
+        w2=np.full((MIX2_SETS, N_IN), 1 << 14, dtype=np.int32),
+        apm1=apm_init(256),
+        apm2=apm_init(1 << APM2_BITS),
+        mtab=np.zeros(1 << mb, dtype=np.int32),
+        msm=np.full(64, half, dtype=np.uint32),
+    )
+
+
+def run(encode: bool, src: np.ndarray, n: int, t: Tables) -> np.ndarray:
+    """Encode src (n bytes) to a payload, or decode n bytes from the payload src."""
+    st = new_state()
+    if encode:  # the loop reads the input as its history; the decoder fills its history as it goes
+        buf, src = np.array(src[:n], dtype=np.uint8), np.zeros(1, dtype=np.uint8)
+    else:
+        buf, src = np.empty(n, dtype=np.uint8), np.ascontiguousarray(src, dtype=np.uint8)
+    out, used = _code(encode, src, buf, n, st, t.ht, t.t01, t.sm, t.w1, t.w2, t.apm1, t.apm2, t.mtab, t.msm)
+    return out[:used]
+
+
+@njit(cache=True)
+def _grow(out: np.ndarray) -> np.ndarray:
+    bigger = np.empty(out.shape[0] * 2 + 1024, dtype=np.uint8)
+    bigger[: out.shape[0]] = out
+    return bigger
+
+
+@njit(cache=True)
+def _code(encode, src, buf, n, st, ht, t01, sm, w1, w2, apm1, apm2, mtab, msm):  # noqa: C901 - one loop, by design
+    nb_mask = (ht.shape[1] >> 4) - 1
+    m_mask = mtab.shape[0] - 1
+    if encode:
+        out = np.empty(n // 2 + 1024, dtype=np.uint8)
+    else:
+        out = buf
+        start_decoder(st, src)
+    x = np.zeros(N_IN, dtype=np.int64)
+    ctx = np.zeros(N_HASHED, dtype=np.int64)   # per hashed model: its context hash for this byte
+    base = np.zeros(N_HASHED, dtype=np.int64)  # per hashed model: the current nibble's bucket
+    c4 = 0       # the last four bytes, most recent lowest
+    c8 = 0       # the four before them
+    w0 = 0       # hash of the word being read (case-folded), 0 between words
+    wp = 0       # hash of the previous word
+    mlen = 0     # length of the current match (0: none)
+    mptr = 0     # where the byte the match predicts is
+    for i in range(n):
+        if encode and st[3] + 64 > out.shape[0]:
+            out = _grow(out)
+        c1 = c4 & 0xFF
+        # --- contexts of this byte ---
+        ctx[0] = hash2(c4 & 0xFFFF, 2)
+        ctx[1] = hash2(c4 & 0xFFFFFF, 3)
+        ctx[2] = hash2(c4, 4)
+        ctx[3] = hash2(c4, (c8 & 0xFF) | 0x500)
+        ctx[4] = hash2(c4, (c8 & 0xFFFF) | 0x60000)
+        ctx[5] = hash2(w0, 7 + (c1 << 8) * (w0 == 0))
+        ctx[6] = hash2(w0, wp + 8)
+        ctx[7] = hash2(c4 & 0xFFFF00, 9)
+        ctx[8] = hash2((c4 >> 24) | ((c8 >> 16) & 0xFF00), 10)
+        # --- the match model's guess for this byte ---
+        ebyte = buf[mptr] if mlen > 0 else 0
+        mq = mlen if mlen < 16 else 16 + min((mlen - 16) >> 2, 15)
+        mlb = 0 if mlen == 0 else (1 if mlen < 16 else (2 if mlen < 32 else 3))
+        c0 = 1
+        c = 0
+        for j in range(8):
+            if j == 0 or j == 4:
+                for k in range(N_HASHED):
+                    base[k] = find_bucket(ht, k, hash2(ctx[k], c0), nb_mask)
+            nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
+            # --- predict: gather the inputs ---
+            v = np.int64(t01[0, c0])
+            x[0], x[1] = slot_inputs(v, sm, 0)
+            v = np.int64(t01[1, (c1 << 8) | c0])
+            x[2], x[3] = slot_inputs(v, sm, 1)
+            known = 0
+            for k in range(N_HASHED):
+                v = np.int64(ht[k, base[k] + nib])
+                x[4 + 2 * k], x[5 + 2 * k] = slot_inputs(v, sm, 2 + k)
+                if k < 5 and (v & 1008) != 0:
+                    known += 1
+            ebit = 0
+            if mlen > 0 and ((ebyte | 256) >> (8 - j)) == c0:
+                ebit = (ebyte >> (7 - j)) & 1
+                mi = mq * 2 + ebit
+                x[N_IN - 3] = stretch(np.int64(msm[mi]) >> 20)
+                x[N_IN - 2] = (min(mlen, 32) << 5) * (2 * ebit - 1)
+            else:
+                mi = -1
+                x[N_IN - 3] = 0
+                x[N_IN - 2] = 0
+            x[N_IN - 1] = 256
+            s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
+            d1 = mix_dot(w1, c0, x, N_IN)
+            d2 = mix_dot(w2, s2, x, N_IN)
+            p1, p2 = sq(d1), sq(d2)
+            p = sq((d1 + d2) >> 1)
+            a1, j1 = apm_p(apm1, c0, p)
+            actx = hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1)
+            a2, j2 = apm_p(apm2, actx, p)
+            p = clamp_p((2 * p + a1 + a2 + 2) >> 2)
+            # --- code the bit ---
+            if encode:
+                y = (np.int64(buf[i]) >> (7 - j)) & 1
+                encode_bit(st, out, y, p)
+            else:
+                y = decode_bit(st, src, p)
+            # --- update every model with it ---
+            mix_train(w1, c0, x, N_IN, ((y << 12) - p1) * MIX_LR1)
+            mix_train(w2, s2, x, N_IN, ((y << 12) - p2) * MIX_LR2)
+            apm_update(apm1, j1, y, APM_RATE)
+            apm_update(apm2, j2, y, APM_RATE)
+            v = np.int64(t01[0, c0])
+            sm[0, v & 1023] = adapt(np.int64(sm[0, v & 1023]), y, SM_LIMIT)
+            t01[0, c0] = slot_update(v, y, SLOT_LIMIT)
+            o1 = (c1 << 8) | c0
+            v = np.int64(t01[1, o1])
+            sm[1, v & 1023] = adapt(np.int64(sm[1, v & 1023]), y, SM_LIMIT)
+            t01[1, o1] = slot_update(v, y, SLOT_LIMIT)
+            for k in range(N_HASHED):
+                s = base[k] + nib
+                v = np.int64(ht[k, s])
+                sm[2 + k, v & 1023] = adapt(np.int64(sm[2 + k, v & 1023]), y, SM_LIMIT)
+                ht[k, s] = slot_update(v, y, SLOT_LIMIT)
+            if mi >= 0:
+                msm[mi] = adapt(np.int64(msm[mi]), y, SM_LIMIT)
+            c0 = (c0 << 1) | y
+        c = c0 & 0xFF
+        if not encode:
+            buf[i] = c
+        # --- byte done: slide the contexts ---
+        c8 = ((c8 << 8) | (c4 >> 24)) & 0xFFFFFFFF
+        c4 = ((c4 << 8) | c) & 0xFFFFFFFF
+        lc = c + 32 if 65 <= c <= 90 else c
+        if (97 <= lc <= 122) or c >= 128:
+            w0 = hash2(w0, lc)
+        elif w0 != 0:
+            wp, w0 = w0, 0
+        # --- match model: extend the match or look a new one up ---
+        if mlen > 0 and ebyte == c:
+            mlen = min(mlen + 1, 65535)
+            mptr += 1
+        else:
+            mlen = 0
+        if i + 1 >= MINLEN:
+            h = hash2(c4, c8 & 0xFFFF) & m_mask
+            if mlen == 0:
+                cand = mtab[h]
+                if cand > 0:
+                    ln = 0
+                    while ln < 32 and ln < cand and buf[cand - 1 - ln] == buf[i - ln]:
+                        ln += 1
+                    if ln >= MINLEN:
+                        mlen, mptr = ln, cand
+            mtab[h] = i + 1
+    if encode:
+        flush(st, out)
+        return out, st[3]
+    return out, n
