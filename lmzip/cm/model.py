@@ -41,11 +41,15 @@ N_MODELS = 11          # rows of sm
 N_HASHED = 9           # rows of ht (models 2..10)
 N_IN = 2 * N_MODELS + 3  # two inputs per model, two from the match model, one bias
 MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
+# the first-layer weight sets, one array: by partial byte c0, by match/orders state, by previous byte
+SET_C0, SET_ST, SET_C1 = 0, 256, 256 + MIX2_SETS
+N_SETS = SET_C1 + 256
+N_MIX = 3              # first-layer mixers; the final mixer weighs their outputs (sets by c0)
 APM2_BITS = 14
 MINLEN = 6             # the match model looks up the last MINLEN bytes
-SLOT_LIMIT = 60        # a slot's rate stops falling at 1/61.5: adapts to drift, still averages
+SLOT_LIMIT = 63        # a slot's rate stops falling at 1/61.5: adapts to drift, still averages
 SM_LIMIT = 1023
-MIX_LR1, MIX_LR2 = 6, 6
+MIX_LR1, MIX_LR2 = 24, 16
 APM_RATE = 7
 
 
@@ -57,7 +61,7 @@ class Tables:
     t01: np.ndarray
     sm: np.ndarray
     w1: np.ndarray
-    w2: np.ndarray
+    wf: np.ndarray
     apm1: np.ndarray
     apm2: np.ndarray
     mtab: np.ndarray
@@ -66,7 +70,7 @@ class Tables:
     @property
     def nbytes(self) -> int:
         """Bytes allocated by all the tables together."""
-        return sum(a.nbytes for a in (self.ht, self.t01, self.sm, self.w1, self.w2, self.apm1, self.apm2,
+        return sum(a.nbytes for a in (self.ht, self.t01, self.sm, self.w1, self.wf, self.apm1, self.apm2,
                                       self.mtab, self.msm))
 
 
@@ -78,7 +82,7 @@ def table_bits(level: int) -> tuple[int, int]:
 def table_bytes(level: int) -> int:
     """The memory the tables of a level take, computed from the sizes alone (no allocation)."""
     tb, mb = table_bits(level)
-    return (4 * (N_HASHED << tb) + 4 * 2 * 65536 + 4 * N_MODELS * 1024 + 4 * N_IN * (256 + MIX2_SETS)
+    return (4 * (N_HASHED << tb) + 4 * 2 * 65536 + 4 * N_MODELS * 1024 + 4 * N_IN * N_SETS + 4 * 256 * (N_MIX + 1)
             + 4 * 33 * (256 + (1 << APM2_BITS)) + 4 * (1 << mb) + 4 * 64)
 
 
@@ -90,8 +94,8 @@ def allocate(level: int) -> Tables:
         ht=np.full((N_HASHED, 1 << tb), SLOT_INIT, dtype=np.uint32),
         t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
         sm=np.full((N_MODELS, 1024), half, dtype=np.uint32),
-        w1=np.full((256, N_IN), 1 << 14, dtype=np.int32),
-        w2=np.full((MIX2_SETS, N_IN), 1 << 14, dtype=np.int32),
+        w1=np.full((N_SETS, N_IN), 1 << 14, dtype=np.int32),
+        wf=np.full((256, N_MIX + 1), 65536 // N_MIX, dtype=np.int32),
         apm1=apm_init(256),
         apm2=apm_init(1 << APM2_BITS),
         mtab=np.zeros(1 << mb, dtype=np.int32),
@@ -106,7 +110,7 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables) -> np.ndarray:
         buf, src = np.array(src[:n], dtype=np.uint8), np.zeros(1, dtype=np.uint8)
     else:
         buf, src = np.empty(n, dtype=np.uint8), np.ascontiguousarray(src, dtype=np.uint8)
-    out, used = _code(encode, src, buf, n, st, t.ht, t.t01, t.sm, t.w1, t.w2, t.apm1, t.apm2, t.mtab, t.msm)
+    out, used = _code(encode, src, buf, n, st, t.ht, t.t01, t.sm, t.w1, t.wf, t.apm1, t.apm2, t.mtab, t.msm)
     return out[:used]
 
 
@@ -118,7 +122,7 @@ def _grow(out: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _code(encode, src, buf, n, st, ht, t01, sm, w1, w2, apm1, apm2, mtab, msm):  # noqa: C901 - one loop, by design
+def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm):  # noqa: C901 - one loop, by design
     nb_mask = (ht.shape[1] >> 4) - 1
     m_mask = mtab.shape[0] - 1
     if encode:
@@ -127,6 +131,7 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, w2, apm1, apm2, mtab, msm): 
         out = buf
         start_decoder(st, src)
     x = np.zeros(N_IN, dtype=np.int64)
+    xf = np.zeros(N_MIX + 1, dtype=np.int64)
     ctx = np.zeros(N_HASHED, dtype=np.int64)   # per hashed model: its context hash for this byte
     base = np.zeros(N_HASHED, dtype=np.int64)  # per hashed model: the current nibble's bucket
     c4 = 0       # the last four bytes, most recent lowest
@@ -183,10 +188,12 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, w2, apm1, apm2, mtab, msm): 
                 x[N_IN - 2] = 0
             x[N_IN - 1] = 256
             s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
-            d1 = mix_dot(w1, c0, x, N_IN)
-            d2 = mix_dot(w2, s2, x, N_IN)
-            p1, p2 = sq(d1), sq(d2)
-            p = sq((d1 + d2) >> 1)
+            xf[0] = mix_dot(w1, SET_C0 + c0, x, N_IN)
+            xf[1] = mix_dot(w1, SET_ST + s2, x, N_IN)
+            xf[2] = mix_dot(w1, SET_C1 + c1, x, N_IN)
+            xf[3] = 256
+            df = mix_dot(wf, c0, xf, N_MIX + 1)
+            p = sq(df)
             a1, j1 = apm_p(apm1, c0, p)
             actx = hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1)
             a2, j2 = apm_p(apm2, actx, p)
@@ -198,8 +205,10 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, w2, apm1, apm2, mtab, msm): 
             else:
                 y = decode_bit(st, src, p)
             # --- update every model with it ---
-            mix_train(w1, c0, x, N_IN, ((y << 12) - p1) * MIX_LR1)
-            mix_train(w2, s2, x, N_IN, ((y << 12) - p2) * MIX_LR2)
+            mix_train(w1, SET_C0 + c0, x, N_IN, ((y << 12) - sq(xf[0])) * MIX_LR1)
+            mix_train(w1, SET_ST + s2, x, N_IN, ((y << 12) - sq(xf[1])) * MIX_LR1)
+            mix_train(w1, SET_C1 + c1, x, N_IN, ((y << 12) - sq(xf[2])) * MIX_LR1)
+            mix_train(wf, c0, xf, N_MIX + 1, ((y << 12) - sq(df)) * MIX_LR2)
             apm_update(apm1, j1, y, APM_RATE)
             apm_update(apm2, j2, y, APM_RATE)
             v = np.int64(t01[0, c0])
