@@ -9,7 +9,9 @@ sides cannot drift apart: the decoder rebuilds every table from the bytes it has
 Models (row in `sm`, the per-model state maps; hashed ones also have a row in `ht`):
   0 order-0 (direct)          1 order-1 (direct)        2..6 orders 2, 3, 4, 5, 6 (hashed)
   7 word (current word)       8 word + previous word    9 sparse: bytes 2-3 back
- 10 sparse: bytes 4 and 8 back                          + the match model (two inputs) + a bias
+ 10 sparse: bytes 4 and 8 back
+ 11 record: the byte one row up + the previous byte    12 record: the three bytes above + two rows up
+ + the match model (two inputs) + a bias
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ from lmzip.cm.parts import (
 )
 from lmzip.cm.tables import stretch
 
-N_MODELS = 11          # rows of sm
-N_HASHED = 9           # rows of ht (models 2..10)
+N_MODELS = 13          # rows of sm
+N_HASHED = 11          # rows of ht (models 2..12)
 N_IN = 2 * N_MODELS + 3  # two inputs per model, two from the match model, one bias
 MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
 # the first-layer weight sets, one array: by partial byte c0, by match/orders state, by previous byte
@@ -139,6 +141,11 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
     w0 = 0       # hash of the word being read (case-folded), 0 between words
     wp = 0       # hash of the previous word
     mlen = 0     # length of the current match (0: none)
+    # record model: a byte value recurring at one fixed distance three times in a row proposes that
+    # distance as the record (row) length; the proposal must win twice before it is adopted
+    last = np.zeros(256, dtype=np.int64)   # where each byte value was last seen (+1)
+    lastd = np.zeros(256, dtype=np.int64)  # the distance between its last two sightings
+    rlen, cand, cand_n = 0, 0, 0
     mptr = 0     # where the byte the match predicts is
     for i in range(n):
         if encode and st[3] + 64 > out.shape[0]:
@@ -154,6 +161,14 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
         ctx[6] = hash2(w0, wp + 8)
         ctx[7] = hash2(c4 & 0xFFFF00, 9)
         ctx[8] = hash2((c4 >> 24) | ((c8 >> 16) & 0xFF00), 10)
+        if rlen > 0 and i >= 2 * rlen:
+            up, up2 = np.int64(buf[i - rlen]), np.int64(buf[i - 2 * rlen])
+            ctx[9] = hash2(up | (c1 << 8) | (rlen << 16), 11)
+            ctx[10] = hash2(up | (np.int64(buf[i - rlen + 1]) << 8) | (np.int64(buf[i - rlen - 1]) << 16)
+                            | (up2 << 24), 12)
+        else:
+            ctx[9] = hash2(c1, 11)
+            ctx[10] = 12
         # --- the match model's guess for this byte ---
         ebyte = buf[mptr] if mlen > 0 else 0
         mq = mlen if mlen < 16 else 16 + min((mlen - 16) >> 2, 15)
@@ -237,6 +252,17 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
             w0 = hash2(w0, lc)
         elif w0 != 0:
             wp, w0 = w0, 0
+        # --- record model: propose and adopt a row length ---
+        d = i + 1 - last[c]
+        if last[c] > 0 and d == lastd[c] and 2 <= d < 65536:
+            if d == cand:
+                cand_n += 1
+                if cand_n >= 2:
+                    rlen = d
+            else:
+                cand, cand_n = d, 0
+        lastd[c] = d
+        last[c] = i + 1
         # --- match model: extend the match or look a new one up ---
         if mlen > 0 and ebyte == c:
             mlen = min(mlen + 1, 65535)
