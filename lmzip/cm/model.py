@@ -96,7 +96,7 @@ def allocate(level: int) -> Tables:
         ht=np.full((N_HASHED, 1 << tb), SLOT_INIT, dtype=np.uint32),
         t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
         sm=np.full((N_MODELS, 1024), half, dtype=np.uint32),
-        w1=np.full((N_SETS, N_IN), 1 << 14, dtype=np.int32),
+        w1=np.full((N_SETS, N_IN), 1 << 12, dtype=np.int32),
         wf=np.full((256, N_MIX + 1), 65536 // N_MIX, dtype=np.int32),
         apm1=apm_init(256),
         apm2=apm_init(1 << APM2_BITS),
