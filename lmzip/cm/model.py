@@ -52,7 +52,7 @@ MINLEN = 6             # the match model looks up the last MINLEN bytes
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/61.5: adapts to drift, still averages
 SM_LIMIT = 1023
 MIX_LR1, MIX_LR2 = 24, 16
-APM_RATE = 7
+APM_RATE = 6
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
         ctx[1] = hash2(c4 & 0xFFFFFF, 3)
         ctx[2] = hash2(c4, 4)
         ctx[3] = hash2(c4, (c8 & 0xFF) | 0x500)
-        ctx[4] = hash2(c4, (c8 & 0xFFFF) | 0x60000)
+        ctx[4] = hash2(hash2(c4, c8), 8)
         ctx[5] = hash2(w0, 7 + (c1 << 8) * (w0 == 0))
         ctx[6] = hash2(w0, wp + 8)
         ctx[7] = hash2(c4 & 0xFFFF00, 9)
@@ -212,7 +212,7 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
             a1, j1 = apm_p(apm1, c0, p)
             actx = hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1)
             a2, j2 = apm_p(apm2, actx, p)
-            p = clamp_p((2 * p + a1 + a2 + 2) >> 2)
+            p = clamp_p((p + a1 + 2 * a2 + 2) >> 2)
             # --- code the bit ---
             if encode:
                 y = (np.int64(buf[i]) >> (7 - j)) & 1
