@@ -45,8 +45,9 @@ N_IN = 2 * N_MODELS + 3  # two inputs per model, two from the match model, one b
 MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
 # the first-layer weight sets, one array: by partial byte c0, by match/orders state, by previous byte
 SET_C0, SET_ST, SET_C1 = 0, 256, 256 + MIX2_SETS
-N_SETS = SET_C1 + 256
-N_MIX = 3              # first-layer mixers; the final mixer weighs their outputs (sets by c0)
+SET_C2 = SET_C1 + 256
+N_SETS = SET_C2 + 256
+N_MIX = 4              # first-layer mixers; the final mixer weighs their outputs (sets by c0)
 APM2_BITS = 14
 MINLEN = 6             # the match model looks up the last MINLEN bytes
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/61.5: adapts to drift, still averages
@@ -151,6 +152,7 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
         if encode and st[3] + 64 > out.shape[0]:
             out = _grow(out)
         c1 = c4 & 0xFF
+        c2 = (c4 >> 8) & 0xFF
         # --- contexts of this byte ---
         ctx[0] = hash2(c4 & 0xFFFF, 2)
         ctx[1] = hash2(c4 & 0xFFFFFF, 3)
@@ -206,7 +208,8 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
             xf[0] = mix_dot(w1, SET_C0 + c0, x, N_IN)
             xf[1] = mix_dot(w1, SET_ST + s2, x, N_IN)
             xf[2] = mix_dot(w1, SET_C1 + c1, x, N_IN)
-            xf[3] = 256
+            xf[3] = mix_dot(w1, SET_C2 + c2, x, N_IN)
+            xf[4] = 256
             df = mix_dot(wf, c0, xf, N_MIX + 1)
             p = sq(df)
             a1, j1 = apm_p(apm1, (c1 << 8) | c0, p)
@@ -223,6 +226,7 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
             mix_train(w1, SET_C0 + c0, x, N_IN, ((y << 12) - sq(xf[0])) * MIX_LR1)
             mix_train(w1, SET_ST + s2, x, N_IN, ((y << 12) - sq(xf[1])) * MIX_LR1)
             mix_train(w1, SET_C1 + c1, x, N_IN, ((y << 12) - sq(xf[2])) * MIX_LR1)
+            mix_train(w1, SET_C2 + c2, x, N_IN, ((y << 12) - sq(xf[3])) * MIX_LR1)
             mix_train(wf, c0, xf, N_MIX + 1, ((y << 12) - sq(df)) * MIX_LR2)
             apm_update(apm1, j1, y, APM_RATE)
             apm_update(apm2, j2, y, APM_RATE)
