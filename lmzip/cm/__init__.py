@@ -14,42 +14,19 @@ thread count cannot change a result; the loop is single-threaded and compiled by
 
 Memory is fixed by the level (1..9): the tables of level L take `table_bytes(L)`, allocated before
 coding, plus the input/output buffers; a hostile header cannot ask for more (see `format`).
+
+Modules: `codec` (compress, decompress), `format` (the header and its checks), `model` (the models,
+mixers and the coding loop), `parts` (hashing, slots, mixer, APM), `coder` (the arithmetic coder),
+`tables` (squash, stretch, rates). The wing imports nothing of lmzip but `errors`.
 """
 
-from __future__ import annotations
-
-import zlib
-
-import numpy as np
-
-from lmzip.cm import format as fmt
-from lmzip.cm.model import allocate, run, table_bytes
-from lmzip.errors import FormatError, IntegrityError
-
-DEFAULT_LEVEL = fmt.DEFAULT_LEVEL
-__all__ = ["compress", "decompress", "table_bytes", "DEFAULT_LEVEL"]
+_EXPORTS = {"compress": "codec", "decompress": "codec", "table_bytes": "model", "DEFAULT_LEVEL": "format"}
 
 
-def compress(data: bytes, level: int = DEFAULT_LEVEL) -> bytes:
-    """Compress bytes with the context-mixing model; `level` 1..9 sets the table memory."""
-    if level not in fmt.LEVELS:
-        raise FormatError(f"cm level {level} is out of range 1..9")
-    data = bytes(data)
-    head = fmt.pack(level, len(data), zlib.crc32(data))
-    if not data:
-        return head
-    payload = run(True, np.frombuffer(data, dtype=np.uint8), len(data), allocate(level))
-    return head + payload.tobytes()
+def __getattr__(name: str):
+    """Import a wing's export on first use, so importing one module of the wing loads no more."""
+    import importlib
 
-
-def decompress(blob: bytes) -> bytes:
-    """The original bytes of a `compress` blob; FormatError/IntegrityError (one line) if it is damaged."""
-    level, length, crc = fmt.parse(blob)
-    if length == 0:
-        out = b""
-    else:
-        src = np.frombuffer(blob, dtype=np.uint8)[fmt.HEADER_BYTES:]
-        out = run(False, src, length, allocate(level)).tobytes()
-    if zlib.crc32(out) != crc:
-        raise IntegrityError("cm stream is corrupt: CRC32 of the decoded bytes does not match")
-    return out
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

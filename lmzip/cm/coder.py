@@ -1,6 +1,6 @@
 """A 32-bit binary arithmetic coder without carries (the paq/lpaq scheme), in integers only.
 
-The coder keeps an interval [x1, x2] of 32-bit integers. Coding a bit with P(1) = p/4096 splits it at
+The coder keeps an interval [x1, x2] of 32-bit integers. Coding a bit with P(1) = p/65536 splits it at
 xmid: a 1 keeps the low part [x1, xmid], a 0 the high part [xmid + 1, x2]. Whenever x1 and x2 agree
 on their top byte that byte can never change again, so it is written out and both are shifted left
 (x2 filling with ones). The decoder holds the same interval plus x, the 32 bits of the stream it has
@@ -18,9 +18,9 @@ M32 = 0xFFFFFFFF
 
 @njit(cache=True, inline="always")
 def _split(x1: int, x2: int, p: int) -> int:
-    """xmid: x1 + (x2 - x1) * p / 4096 without 64-bit overflow concerns, rounded down."""
+    """xmid: x1 + (x2 - x1) * p / 65536, rounded down, every product below 2^48."""
     r = x2 - x1
-    return x1 + (r >> 12) * p + (((r & 0xFFF) * p) >> 12)
+    return x1 + (r >> 16) * p + (((r & 0xFFFF) * p) >> 16)
 
 
 def new_state() -> np.ndarray:
@@ -30,7 +30,7 @@ def new_state() -> np.ndarray:
 
 @njit(cache=True)
 def encode_bit(st: np.ndarray, out: np.ndarray, bit: int, p: int) -> None:
-    """Narrow the interval to `bit`'s part (P(1) = p/4096, 1 <= p <= 4095) and emit settled bytes."""
+    """Narrow the interval to `bit`'s part (P(1) = p/65536, 1 <= p <= 65535) and emit settled bytes."""
     x1, x2 = st[0], st[1]
     xmid = _split(x1, x2, p)
     if bit:

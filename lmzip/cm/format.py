@@ -3,8 +3,8 @@
     magic "LMCM" | version u8 | level u8 | original length u64 | CRC32 of the original u32 | payload
 
 A header can only ask for the tables of a level 1..9 (their size is fixed by the level) and for an
-output no longer than the payload could possibly code: no bit costs less than log2(4096/4095) bits,
-so n bytes need at least n / 2839 payload bytes; a claim beyond (payload + 16) * 4096 is refused.
+output no longer than the payload could possibly code: no bit costs less than log2(65536/65535) bits,
+so n bytes need at least n / 45426 payload bytes; a claim beyond (payload + 16) * 65536 is refused.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def pack(level: int, length: int, crc: int) -> bytes:
 
 def max_length(payload_bytes: int) -> int:
     """The most original bytes a payload of this size can decode to."""
-    return (payload_bytes + 16) * 4096
+    return (payload_bytes + 16) * 65536
 
 
 def parse(blob: bytes) -> tuple[int, int, int]:

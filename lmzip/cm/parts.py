@@ -117,11 +117,11 @@ def squash_py(d: int) -> int:
 @njit(cache=True, inline="always")
 def apm_p(t: np.ndarray, ctx: int, p: int) -> tuple[int, int]:
     """Refine p in context ctx by interpolating between the two nearest of 33 buckets over stretch(p).
-    Returns (refined 12-bit p, index of the nearer bucket to update)."""
+    Returns (refined 16-bit p, index of the nearer bucket to update)."""
     s = stretch(p) + 2048
     lo, w = s >> 7, s & 127
     j = ctx * 33 + lo
-    q = (t[j] * (128 - w) + t[j + 1] * w) >> 11
+    q = (t[j] * (128 - w) + t[j + 1] * w) >> 7
     return q, j + (w >> 6)
 
 
@@ -133,11 +133,11 @@ def apm_update(t: np.ndarray, j: int, y: int, rate: int) -> None:
 
 @njit(cache=True, inline="always")
 def clamp_p(p: int) -> int:
-    """Keep a probability codable: 1..4095."""
+    """Keep a 16-bit probability codable: 1..65535."""
     if p < 1:
         return 1
-    if p > 4095:
-        return 4095
+    if p > 65535:
+        return 65535
     return p
 
 
