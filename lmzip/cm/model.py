@@ -1,8 +1,10 @@
 """The context-mixing model and its coding loop: one compiled function codes a whole stream.
 
-Per bit, every model offers two stretched probabilities; two mixers (weight sets chosen by the
-partial byte, and by match state x how many high orders know this context) combine them, two APM
-stages refine the result, and the arithmetic coder spends -log2(p) bits on the bit actually seen.
+Per bit, every model offers two stretched probabilities; four mixers (weight sets chosen by the
+partial byte, by match state x how many high orders know this context x bit position, by the
+previous byte, by the byte before it) combine them, a final mixer (sets by match/orders state)
+combines those, two APM stages refine the result, and the arithmetic coder spends -log2(p) bits
+on the bit actually seen.
 Encoding and decoding run this very loop (`encode` picks which coder step is called), so the two
 sides cannot drift apart: the decoder rebuilds every table from the bytes it has already emitted.
 
@@ -47,7 +49,7 @@ MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit po
 SET_C0, SET_ST, SET_C1 = 0, 256, 256 + MIX2_SETS
 SET_C2 = SET_C1 + 256
 N_SETS = SET_C2 + 256
-N_MIX = 4              # first-layer mixers; the final mixer weighs their outputs (sets by c0)
+N_MIX = 4              # first-layer mixers; the final mixer weighs their outputs (sets by SET_ST's state)
 APM2_BITS = 14
 MINLEN = 6             # the match model looks up the last MINLEN bytes
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/61.5: adapts to drift, still averages
@@ -210,7 +212,7 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
             xf[2] = mix_dot(w1, SET_C1 + c1, x, N_IN)
             xf[3] = mix_dot(w1, SET_C2 + c2, x, N_IN)
             xf[4] = 256
-            df = mix_dot(wf, c0, xf, N_MIX + 1)
+            df = mix_dot(wf, s2, xf, N_MIX + 1)
             p = sq(df)
             a1, j1 = apm_p(apm1, (c1 << 8) | c0, p)
             actx = hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1)
@@ -227,7 +229,7 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
             mix_train(w1, SET_ST + s2, x, N_IN, ((y << 12) - sq(xf[1])) * MIX_LR1)
             mix_train(w1, SET_C1 + c1, x, N_IN, ((y << 12) - sq(xf[2])) * MIX_LR1)
             mix_train(w1, SET_C2 + c2, x, N_IN, ((y << 12) - sq(xf[3])) * MIX_LR1)
-            mix_train(wf, c0, xf, N_MIX + 1, ((y << 12) - sq(df)) * MIX_LR2)
+            mix_train(wf, s2, xf, N_MIX + 1, ((y << 12) - sq(df)) * MIX_LR2)
             apm_update(apm1, j1, y, APM_RATE)
             apm_update(apm2, j2, y, APM_RATE)
             v = np.int64(t01[0, c0])
