@@ -3,8 +3,8 @@
 Per bit, every model offers two stretched probabilities; four mixers (weight sets chosen by the
 partial byte, by match state x how many high orders know this context x bit position, by the
 previous byte, by the byte before it) combine them, a final mixer (sets by match/orders state)
-combines those, two APM stages refine the result, and the arithmetic coder spends -log2(p) bits
-on the bit actually seen.
+combines those, three APM stages (order 1, order 2, match state) refine the result, and the
+arithmetic coder spends -log2(p) bits on the bit actually seen.
 Encoding and decoding run this very loop (`encode` picks which coder step is called), so the two
 sides cannot drift apart: the decoder rebuilds every table from the bytes it has already emitted.
 
@@ -69,13 +69,14 @@ class Tables:
     wf: np.ndarray
     apm1: np.ndarray
     apm2: np.ndarray
+    apm3: np.ndarray
     mtab: np.ndarray
     msm: np.ndarray
 
     @property
     def nbytes(self) -> int:
         """Bytes allocated by all the tables together."""
-        return sum(a.nbytes for a in (self.ht, self.t01, self.sm, self.w1, self.wf, self.apm1, self.apm2,
+        return sum(a.nbytes for a in (self.ht, self.t01, self.sm, self.w1, self.wf, self.apm1, self.apm2, self.apm3,
                                       self.mtab, self.msm))
 
 
@@ -88,7 +89,7 @@ def table_bytes(level: int) -> int:
     """The memory the tables of a level take, computed from the sizes alone (no allocation)."""
     tb, mb = table_bits(level)
     return (4 * (N_HASHED << tb) + 4 * 2 * 65536 + 4 * N_MODELS * 1024 + 4 * N_IN * N_SETS + 4 * 256 * (N_MIX + 1)
-            + 4 * 33 * (65536 + (1 << APM2_BITS)) + 4 * (1 << mb) + 4 * 64)
+            + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256) + 4 * (1 << mb) + 4 * 64)
 
 
 def allocate(level: int) -> Tables:
@@ -103,6 +104,7 @@ def allocate(level: int) -> Tables:
         wf=np.full((256, N_MIX + 1), 65536 // N_MIX, dtype=np.int32),
         apm1=apm_init(65536),
         apm2=apm_init(1 << APM2_BITS),
+        apm3=apm_init(65 * 256),
         mtab=np.zeros(1 << mb, dtype=np.int32),
         msm=np.full(64, half, dtype=np.uint32),
     )
@@ -115,7 +117,7 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables) -> np.ndarray:
         buf, src = np.array(src[:n], dtype=np.uint8), np.zeros(1, dtype=np.uint8)
     else:
         buf, src = np.empty(n, dtype=np.uint8), np.ascontiguousarray(src, dtype=np.uint8)
-    out, used = _code(encode, src, buf, n, st, t.ht, t.t01, t.sm, t.w1, t.wf, t.apm1, t.apm2, t.mtab, t.msm)
+    out, used = _code(encode, src, buf, n, st, t.ht, t.t01, t.sm, t.w1, t.wf, t.apm1, t.apm2, t.apm3, t.mtab, t.msm)
     return out[:used]
 
 
@@ -127,7 +129,7 @@ def _grow(out: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm):  # noqa: C901 - one loop, by design
+def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm):  # noqa: C901 - one loop, by design
     nb_mask = (ht.shape[1] >> 4) - 1
     m_mask = mtab.shape[0] - 1
     if encode:
@@ -217,7 +219,8 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
             a1, j1 = apm_p(apm1, (c1 << 8) | c0, p)
             actx = hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1)
             a2, j2 = apm_p(apm2, actx, p)
-            p = clamp_p((16 * p + a1 + 2 * a2 + 2) >> 2)  # 16 bits: near-certain bits cost ~0
+            a3, j3 = apm_p(apm3, (mi + 1) * 256 + c0, p)
+            p = clamp_p((16 * p + a1 + a2 + a3 + 2) >> 2)  # 16 bits: near-certain bits cost ~0
             # --- code the bit ---
             if encode:
                 y = (np.int64(buf[i]) >> (7 - j)) & 1
@@ -232,6 +235,7 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, mtab, msm): 
             mix_train(wf, s2, xf, N_MIX + 1, ((y << 12) - sq(df)) * MIX_LR2)
             apm_update(apm1, j1, y, APM_RATE)
             apm_update(apm2, j2, y, APM_RATE)
+            apm_update(apm3, j3, y, APM_RATE)
             v = np.int64(t01[0, c0])
             sm[0, v & 1023] = adapt(np.int64(sm[0, v & 1023]), y, SM_LIMIT)
             t01[0, c0] = slot_update(v, y, SLOT_LIMIT)
