@@ -13,6 +13,7 @@ Models (row in `sm`, the per-model state maps; hashed ones also have a row in `h
   7 word (current word)       8 word + previous word    9 sparse: bytes 2-3 back
  10 sparse: bytes 4 and 8 back
  11 record: the byte one row up + the previous byte    12 record: the three bytes above + two rows up
+ 13 text column: column in the line + the byte above it in the previous line + the previous byte
  + the match model (two inputs) + a bias
 """
 
@@ -41,8 +42,8 @@ from lmzip.cm.parts import (
 )
 from lmzip.cm.tables import stretch
 
-N_MODELS = 13          # rows of sm
-N_HASHED = 11          # rows of ht (models 2..12)
+N_MODELS = 14          # rows of sm
+N_HASHED = 12          # rows of ht (models 2..13)
 N_IN = 2 * N_MODELS + 3  # two inputs per model, two from the match model, one bias
 MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
 # the first-layer weight sets, one array: by partial byte c0, by match/orders state, by previous byte
@@ -151,6 +152,7 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
     last = np.zeros(256, dtype=np.int64)   # where each byte value was last seen (+1)
     lastd = np.zeros(256, dtype=np.int64)  # the distance between its last two sightings
     rlen, cand, cand_n = 0, 0, 0
+    line, pline = 0, 0  # where the current and the previous text line start
     mptr = 0     # where the byte the match predicts is
     for i in range(n):
         if encode and st[3] + 64 > out.shape[0]:
@@ -175,6 +177,9 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
         else:
             ctx[9] = hash2(c1, 11)
             ctx[10] = 12
+        col = i - line
+        above = np.int64(buf[pline + col]) if pline + col < line else 0
+        ctx[11] = hash2(min(col, 255) | (above << 8) | (c1 << 16), 13)
         # --- the match model's guess for this byte ---
         ebyte = buf[mptr] if mlen > 0 else 0
         mq = mlen if mlen < 16 else 16 + min((mlen - 16) >> 2, 15)
@@ -264,6 +269,8 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
             w0 = hash2(w0, lc)
         elif w0 != 0:
             wp, w0 = w0, 0
+        if c == 10:
+            pline, line = line, i + 1
         # --- record model: propose and adopt a row length ---
         d = i + 1 - last[c]
         if last[c] > 0 and d == lastd[c] and 2 <= d < 65536:
