@@ -17,7 +17,8 @@ coding, plus the input/output buffers; a hostile header cannot ask for more (see
 
 Modules: `codec` (compress, decompress), `format` (the header and its checks), `model` (the models,
 mixers and the coding loop), `parts` (hashing, slots, mixer, APM), `coder` (the arithmetic coder),
-`tables` (squash, stretch, rates). The wing imports nothing of lmzip but `errors`.
+`tables` (squash, stretch, rates), `jitcache` (clears numba's cache when any of those changed).
+The wing imports nothing of lmzip but `errors`.
 """
 
 _EXPORTS = {"compress": "codec", "decompress": "codec", "table_bytes": "model", "DEFAULT_LEVEL": "format"}

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
 from lmzip.cm.parts import (
     SLOT_INIT,

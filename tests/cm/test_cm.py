@@ -62,7 +62,7 @@ def test_levels_round_trip_and_differ():
 
 # sha256 of cm.compress(GOLDEN_INPUT, 1): changes only when the model's arithmetic changes, on purpose.
 GOLDEN_INPUT = TEXT + BINARY + bytes(range(256))
-GOLDEN = "ca5aff77f9790e24c3cf28f4ba34cfd640f7a91fd7a37f81003ad7937389781b"
+GOLDEN = "487c9d64a34c476b9d68af061a6c5a0f5787863ec1a043006ab6ccfbe0cee750"
 
 
 def test_golden_digest():
@@ -123,3 +123,19 @@ def test_bench_registry_entry():
     c = build("cm")
     assert c.settings == f"-L{cm.DEFAULT_LEVEL}"
     assert c.decompress(c.compress(b"hello hello hello")) == b"hello hello hello"
+
+
+def test_a_changed_source_clears_the_compiled_cache(tmp_path):
+    from lmzip.cm import jitcache
+
+    for name in jitcache.SOURCES:
+        (tmp_path / name).write_bytes((jitcache.HERE / name).read_bytes())
+    jitcache.ensure_fresh(tmp_path)  # first time: stamp written
+    stale = tmp_path / "__pycache__" / "model._code-1.py311.nbi"
+    stale.write_bytes(b"compiled")
+    jitcache.ensure_fresh(tmp_path)  # nothing changed: the cache stays
+    assert stale.exists()
+    (tmp_path / "parts.py").write_text((tmp_path / "parts.py").read_text() + "\n# edited\n")
+    jitcache.ensure_fresh(tmp_path)  # a sibling of model.py changed: numba alone would not notice
+    assert not stale.exists()
+    assert (tmp_path / "__pycache__" / "cm-sources.sha256").read_text() == jitcache.sources_digest(tmp_path)
