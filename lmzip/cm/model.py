@@ -90,7 +90,7 @@ def table_bits(level: int) -> tuple[int, int]:
 def table_bytes(level: int) -> int:
     """The memory the tables of a level take, computed from the sizes alone (no allocation)."""
     tb, mb = table_bits(level)
-    return (4 * (N_HASHED << tb) + 4 * 2 * 65536 + 4 * N_MODELS * 1024 + 4 * N_IN * N_SETS + 4 * 256 * (N_MIX + 1)
+    return (4 * (N_HASHED << tb) + 4 * 2 * 65536 + 4 * N_MODELS * 8192 + 4 * N_IN * N_SETS + 4 * 256 * (N_MIX + 1)
             + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256) + 4 * (1 << mb) + 4 * 64)
 
 
@@ -101,7 +101,7 @@ def allocate(level: int) -> Tables:
     return Tables(
         ht=np.full((N_HASHED, 1 << tb), SLOT_INIT, dtype=np.uint32),
         t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
-        sm=np.full((N_MODELS, 1024), half, dtype=np.uint32),
+        sm=np.full((N_MODELS, 8192), half, dtype=np.uint32),
         w1=np.full((N_SETS, N_IN), 1 << 12, dtype=np.int32),
         wf=np.full((256, N_MIX + 1), 65536 // N_MIX, dtype=np.int32),
         apm1=apm_init(65536),
@@ -191,16 +191,17 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
             if j == 0 or j == 4:
                 for k in range(N_HASHED):
                     base[k] = find_bucket(ht, k, hash2(ctx[k], c0), nb_mask)
+            jj = j << 10  # state maps are kept per bit position
             nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
             # --- predict: gather the inputs ---
             v = np.int64(t01[0, c0])
-            x[0], x[1] = slot_inputs(v, sm, 0)
+            x[0], x[1] = slot_inputs(v, sm, 0, jj)
             v = np.int64(t01[1, (c1 << 8) | c0])
-            x[2], x[3] = slot_inputs(v, sm, 1)
+            x[2], x[3] = slot_inputs(v, sm, 1, jj)
             known = 0
             for k in range(N_HASHED):
                 v = np.int64(ht[k, base[k] + nib])
-                x[4 + 2 * k], x[5 + 2 * k] = slot_inputs(v, sm, 2 + k)
+                x[4 + 2 * k], x[5 + 2 * k] = slot_inputs(v, sm, 2 + k, jj)
                 if k < 5 and (v & 1008) != 0:
                     known += 1
             ebit = 0
@@ -243,16 +244,16 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
             apm_update(apm2, j2, y, APM_RATE)
             apm_update(apm3, j3, y, APM_RATE)
             v = np.int64(t01[0, c0])
-            sm[0, v & 1023] = adapt(np.int64(sm[0, v & 1023]), y, SM_LIMIT)
+            sm[0, (v & 1023) | jj] = adapt(np.int64(sm[0, (v & 1023) | jj]), y, SM_LIMIT)
             t01[0, c0] = slot_update(v, y, SLOT_LIMIT)
             o1 = (c1 << 8) | c0
             v = np.int64(t01[1, o1])
-            sm[1, v & 1023] = adapt(np.int64(sm[1, v & 1023]), y, SM_LIMIT)
+            sm[1, (v & 1023) | jj] = adapt(np.int64(sm[1, (v & 1023) | jj]), y, SM_LIMIT)
             t01[1, o1] = slot_update(v, y, SLOT_LIMIT)
             for k in range(N_HASHED):
                 s = base[k] + nib
                 v = np.int64(ht[k, s])
-                sm[2 + k, v & 1023] = adapt(np.int64(sm[2 + k, v & 1023]), y, SM_LIMIT)
+                sm[2 + k, (v & 1023) | jj] = adapt(np.int64(sm[2 + k, (v & 1023) | jj]), y, SM_LIMIT)
                 ht[k, s] = slot_update(v, y, SLOT_LIMIT)
             if mi >= 0:
                 msm[mi] = adapt(np.int64(msm[mi]), y, SM_LIMIT)

@@ -31,9 +31,10 @@ def hash2(a: int, b: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def slot_inputs(v: int, sm: np.ndarray, row: int) -> tuple[int, int]:
-    """The two mixer inputs of a slot: its own probability and its state's learned one (stretched)."""
-    return stretch(v >> 20), stretch(sm[row, v & 1023] >> 20)
+def slot_inputs(v: int, sm: np.ndarray, row: int, jj: int) -> tuple[int, int]:
+    """The two mixer inputs of a slot: its own probability and its state's learned one (stretched),
+    the state map taken at column jj (the bit position, << 10)."""
+    return stretch(v >> 20), stretch(sm[row, (v & 1023) | jj] >> 20)
 
 
 @njit(cache=True, inline="always")
