@@ -16,7 +16,7 @@ from lmzip.errors import FormatError
 MAGIC = b"LMCM"
 VERSION = 1
 LEVELS = range(1, 10)
-DEFAULT_LEVEL = 7
+DEFAULT_LEVEL = 6
 _HEAD = struct.Struct("<4sBBQI")
 HEADER_BYTES = _HEAD.size
 

@@ -290,17 +290,23 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
             mptr += 1
         else:
             mlen = 0
+        # two hashes share the table: the last 8 bytes (tried first: a longer, likelier match) and
+        # the last MINLEN; a candidate counts only if the bytes before it really agree
         if i + 1 >= MINLEN:
-            h = hash2(c4, c8 & 0xFFFF) & m_mask
+            hs = hash2(c4, c8 & 0xFFFF) & (m_mask >> 1)
+            hl = (hash2(c4, c8) & (m_mask >> 1)) | ((m_mask >> 1) + 1)
             if mlen == 0:
-                cand = mtab[h]
-                if cand > 0:
-                    ln = 0
-                    while ln < 32 and ln < cand and buf[cand - 1 - ln] == buf[i - ln]:
-                        ln += 1
-                    if ln >= MINLEN:
-                        mlen, mptr = ln, cand
-            mtab[h] = i + 1
+                for h in (hl, hs):
+                    cand = mtab[h]
+                    if cand > 0 and mlen == 0:
+                        ln = 0
+                        while ln < 32 and ln < cand and buf[cand - 1 - ln] == buf[i - ln]:
+                            ln += 1
+                        if ln >= MINLEN:
+                            mlen, mptr = ln, cand
+            mtab[hs] = i + 1
+            if i + 1 >= 8:
+                mtab[hl] = i + 1
     if encode:
         flush(st, out)
         return out, st[3]
