@@ -47,14 +47,15 @@ N_MODELS = 14          # rows of sm
 N_HASHED = 12          # rows of ht (models 2..13)
 N_IN = 2 * N_MODELS + 3  # two inputs per model, two from the match model, one bias
 MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
-# the first-layer weight sets, one array: by partial byte c0, by match/orders state, by previous byte
+# the first-layer weight sets, one array: by partial byte c0, by match/orders state, by the previous
+# byte, by the byte before it
 SET_C0, SET_ST, SET_C1 = 0, 256, 256 + MIX2_SETS
 SET_C2 = SET_C1 + 256
 N_SETS = SET_C2 + 256
 N_MIX = 4              # first-layer mixers; the final mixer weighs their outputs (sets by SET_ST's state)
 APM2_BITS = 14
 MINLEN = 6             # the match model looks up the last MINLEN bytes
-SLOT_LIMIT = 63        # a slot's rate stops falling at 1/61.5: adapts to drift, still averages
+SLOT_LIMIT = 63        # a slot's rate stops falling at 1/64.5: adapts to drift, still averages
 SM_LIMIT = 255
 MIX_LR1, MIX_LR2 = 24, 16
 APM_RATE = 6
@@ -148,13 +149,13 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
     w0 = 0       # hash of the word being read (case-folded), 0 between words
     wp = 0       # hash of the previous word
     mlen = 0     # length of the current match (0: none)
-    # record model: a byte value recurring at one fixed distance three times in a row proposes that
-    # distance as the record (row) length; the proposal must win twice before it is adopted
+    mptr = 0     # where the byte the match predicts is
+    # record model: a byte value seen three times at one fixed distance proposes that distance as
+    # the record (row) length; it is adopted once proposed three times running
     last = np.zeros(256, dtype=np.int64)   # where each byte value was last seen (+1)
     lastd = np.zeros(256, dtype=np.int64)  # the distance between its last two sightings
     rlen, cand, cand_n = 0, 0, 0
     line, pline = 0, 0  # where the current and the previous text line start
-    mptr = 0     # where the byte the match predicts is
     for i in range(n):
         if encode and st[3] + 64 > out.shape[0]:
             out = _grow(out)
