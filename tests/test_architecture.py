@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "lmzip"
-WINGS = ["cli", "bench", "explain", "coding", "models", "arith"]
+WINGS = ["cli", "bench", "explain", "coding", "models", "arith", "cm"]
 # who may import whom: a part imports only parts of a higher rank (and itself); siblings never
 RANK = {"__main__": -1, "cli": 0, "bench": 1, "explain": 1, "__init__": 1.5, "api": 2, "files": 2, "levels": 2,
-        "coding": 3, "models": 4, "arith": 5, "errors": 6}
+        "coding": 3, "models": 4, "arith": 5, "cm": 5, "errors": 6}
 
 
 def part_of(path: Path) -> str:

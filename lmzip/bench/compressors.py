@@ -128,6 +128,23 @@ class Ppmd(Compressor):
         return dec.decode(blob[4:], n)
 
 
+class CM(Compressor):
+    """lmzip's counting context-mixing model (lmzip.cm): orders 0-6, words, sparse, match; integer-exact."""
+
+    def __init__(self, level: int | None = None):
+        from lmzip import cm
+
+        self.level = cm.DEFAULT_LEVEL if level is None else level
+        self.name, self.settings = "cm", f"-L{self.level}"
+        self._cm = cm
+
+    def compress(self, data: bytes) -> bytes:
+        return self._cm.compress(data, self.level)
+
+    def decompress(self, blob: bytes) -> bytes:
+        return self._cm.decompress(blob)
+
+
 class LMZip(Compressor):
     """An installed lmzip model (Transformer or LSTM): static, mixed with the match model, adaptive."""
 
@@ -191,6 +208,7 @@ CLASSIC: dict[str, Entry] = {
     "brotli": Entry(Brotli),
     "ppmd-o6": Entry(lambda: Ppmd(6)),
     "ppmd-o8": Entry(lambda: Ppmd(8)),
+    "cm": Entry(CM),
 }
 
 

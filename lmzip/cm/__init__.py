@@ -1,0 +1,33 @@
+"""A counting context-mixing compressor (the paq/lpaq family) in exact integer arithmetic.
+
+Where the neural half of lmzip knows language in general, this model counts what *this* stream did:
+orders 0-6, words, sparse contexts and the longest earlier match each predict every bit, a logistic
+mixer weighs them, APM stages correct the mix, and a 32-bit arithmetic coder codes the bit.
+
+Determinism. The decoder must reproduce each of the encoder's probabilities exactly, on any
+machine, or the stream is lost. So the coding path uses integers only: probabilities are 12/16/22-bit
+integers, stretch/squash are tables built by integer interpolation from fixed integer knots, weights
+are int32 with 16 fractional bits, learning rates are integer multipliers and shifts, and hashes are
+32-bit values masked after every multiply (multipliers < 2^31, so no int64 product overflows).
+There is no float anywhere in the loop, so fast-math, FMA contraction, vectorisation order or
+thread count cannot change a result; the loop is single-threaded and compiled by numba (cache=True).
+
+Memory is fixed by the level (1..9): the tables of level L take `table_bytes(L)`, allocated before
+coding, plus the input/output buffers; a hostile header cannot ask for more (see `format`).
+
+Modules: `codec` (compress, decompress), `format` (the header and its checks), `model` (the models,
+mixers and the coding loop), `parts` (hashing, slots, mixer, APM), `coder` (the arithmetic coder),
+`tables` (squash, stretch, rates), `jitcache` (clears numba's cache when any of those changed).
+The wing imports nothing of lmzip but `errors`.
+"""
+
+_EXPORTS = {"compress": "codec", "decompress": "codec", "table_bytes": "model", "DEFAULT_LEVEL": "format"}
+
+
+def __getattr__(name: str):
+    """Import a wing's export on first use, so importing one module of the wing loads no more."""
+    import importlib
+
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

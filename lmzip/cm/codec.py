@@ -1,0 +1,38 @@
+"""compress and decompress: the header around the model's payload, checked before anything is allocated."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from lmzip.cm import format as fmt
+from lmzip.cm.model import allocate, run
+from lmzip.errors import FormatError, IntegrityError
+
+DEFAULT_LEVEL = fmt.DEFAULT_LEVEL
+
+
+def compress(data: bytes, level: int = DEFAULT_LEVEL) -> bytes:
+    """Compress bytes with the context-mixing model; `level` 1..9 sets the table memory."""
+    if level not in fmt.LEVELS:
+        raise FormatError(f"cm level {level} is out of range 1..9")
+    data = bytes(data)
+    head = fmt.pack(level, len(data), zlib.crc32(data))
+    if not data:
+        return head
+    payload = run(True, np.frombuffer(data, dtype=np.uint8), len(data), allocate(level))
+    return head + payload.tobytes()
+
+
+def decompress(blob: bytes) -> bytes:
+    """The original bytes of a `compress` blob; FormatError/IntegrityError (one line) if it is damaged."""
+    level, length, crc = fmt.parse(blob)
+    if length == 0:
+        out = b""
+    else:
+        src = np.frombuffer(blob, dtype=np.uint8)[fmt.HEADER_BYTES:]
+        out = run(False, src, length, allocate(level)).tobytes()
+    if zlib.crc32(out) != crc:
+        raise IntegrityError("cm stream is corrupt: CRC32 of the decoded bytes does not match")
+    return out

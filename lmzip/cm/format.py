@@ -1,0 +1,52 @@
+"""The blob's header: what a decoder checks before it allocates or decodes anything.
+
+    magic "LMCM" | version u8 | level u8 | original length u64 | CRC32 of the original u32 | payload
+
+A header can only ask for the tables of a level 1..9 (their size is fixed by the level) and for an
+output no longer than the payload could possibly code: no bit costs less than log2(65536/65535) bits,
+so n bytes need at least n / 45426 payload bytes; a claim beyond (payload + 16) * 65536 is refused.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from lmzip.errors import FormatError
+
+MAGIC = b"LMCM"
+VERSION = 1
+LEVELS = range(1, 10)
+DEFAULT_LEVEL = 6
+_HEAD = struct.Struct("<4sBBQI")
+HEADER_BYTES = _HEAD.size
+
+
+def pack(level: int, length: int, crc: int) -> bytes:
+    """The header for a blob of `length` original bytes coded at `level`."""
+    return _HEAD.pack(MAGIC, VERSION, level, length, crc)
+
+
+def max_length(payload_bytes: int) -> int:
+    """The most original bytes a payload of this size can decode to."""
+    return (payload_bytes + 16) * 65536
+
+
+def parse(blob: bytes) -> tuple[int, int, int]:
+    """(level, length, crc) of a blob, or a one-line FormatError saying what is wrong with it."""
+    if len(blob) < HEADER_BYTES:
+        if blob[:4] != MAGIC[: len(blob[:4])]:
+            raise FormatError("not an lmzip cm stream (bad magic)")
+        raise FormatError(f"truncated cm stream: {len(blob)} bytes, the header alone takes {HEADER_BYTES}")
+    magic, version, level, length, crc = _HEAD.unpack_from(blob)
+    if magic != MAGIC:
+        raise FormatError("not an lmzip cm stream (bad magic)")
+    if version != VERSION:
+        raise FormatError(f"cm stream version {version} is not supported (this build reads {VERSION})")
+    if level not in LEVELS:
+        raise FormatError(f"cm stream level {level} is out of range 1..9")
+    payload = len(blob) - HEADER_BYTES
+    if length > max_length(payload):
+        raise FormatError(f"cm stream claims {length} bytes from a {payload}-byte payload: corrupt or truncated")
+    if length > 0 and payload == 0:
+        raise FormatError("truncated cm stream: no payload")
+    return level, length, crc

@@ -1,0 +1,153 @@
+"""The small compiled pieces the model is built from: hashing, adaptive probability slots, the
+hashed bucket tables, the logistic mixer and the APM (secondary estimation) stage.
+
+Every value is an int64 held inside an explicit range (32-bit hashes are masked after each step,
+probabilities stay 12- or 22-bit), so no operation can overflow and nothing depends on float rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from lmzip.cm.tables import RECIP, squash, stretch
+
+M32 = 0xFFFFFFFF
+
+# A slot is one uint32: a 22-bit probability of a 1 in the high bits, then a 6-bit count of updates
+# (saturating at 63) and the last 4 bits seen. The count sets the learning rate; (count, history) is
+# also the "state" a per-model adaptive map turns into a second, indirect prediction.
+SLOT_INIT = 1 << 31  # p = 1/2, never seen
+P_SHIFT = 10
+SKIP_ERR = 12 * 24  # mixer errors below 12/4096 (at the rate x24 the model uses) are not trained on
+
+
+@njit(cache=True, inline="always")
+def hash2(a: int, b: int) -> int:
+    """A 32-bit hash of two 32-bit values (odd multipliers below 2^31 keep every product in int64)."""
+    x = (((a & M32) * 0x2F0B4A93) & M32) ^ (((b & M32) * 0x6F4F2A65 + 0x3C6EF372) & M32)
+    x = ((x ^ (x >> 15)) * 0x2C1B3C6D) & M32
+    return x ^ (x >> 13)
+
+
+@njit(cache=True, inline="always")
+def slot_inputs(v: int, sm: np.ndarray, row: int, jj: int) -> tuple[int, int]:
+    """The two mixer inputs of a slot: its own probability and its state's learned one (stretched),
+    the state map taken at column jj (the bit position, << 10)."""
+    return stretch(v >> 20), stretch(sm[row, (v & 1023) | jj] >> 20)
+
+
+@njit(cache=True, inline="always")
+def adapt(v: int, y: int, limit: int) -> int:
+    """A probability word (22-bit p << 10 | 10-bit count) moved toward bit y at rate 1/(count+1.5)."""
+    p, n = v >> 10, v & 1023
+    p += (((y << 22) - p) * RECIP[n]) >> 16
+    if n < limit:
+        n += 1
+    return (p << 10) | n
+
+
+@njit(cache=True, inline="always")
+def slot_update(v: int, y: int, limit: int) -> int:
+    """A slot after seeing y: p moves at rate 1/(min(count, limit)+1.5); count and history advance."""
+    p, n, h = v >> 10, (v >> 4) & 63, v & 15
+    r = n if n < limit else limit
+    p += (((y << 22) - p) * RECIP[r]) >> 16
+    if n < 63:
+        n += 1
+    return (p << 10) | (n << 4) | (((h << 1) | y) & 15)
+
+
+@njit(cache=True)
+def find_bucket(t: np.ndarray, k: int, h: int, nb_mask: int) -> int:
+    """The 16-slot bucket for hash h in table row k (slot 0 holds a 16-bit check, 1..15 a nibble's
+    bit tree). Two candidates are probed; on a miss the less used one (by its first slot's count) is
+    cleared and claimed. Returns the index of the bucket's slot 0."""
+    chk = (h >> 16) & 0xFFFF
+    b0 = (h & nb_mask) << 4
+    b1 = ((h & nb_mask) ^ 1) << 4
+    if (t[k, b0] >> 16) == chk:
+        return b0
+    if (t[k, b1] >> 16) == chk:
+        return b1
+    u0 = (t[k, b0 + 1] >> 4) & 63
+    u1 = (t[k, b1 + 1] >> 4) & 63
+    b = b0 if u0 <= u1 else b1
+    t[k, b] = chk << 16
+    for s in range(1, 16):
+        t[k, b + s] = SLOT_INIT
+    return b
+
+
+@njit(cache=True, inline="always")
+def mix_dot(w: np.ndarray, ws: int, x: np.ndarray, n: int) -> int:
+    """The mixer's output in the stretch domain: sum(w * x) / 65536 with weight set ws, clamped."""
+    s = 0
+    for i in range(n):
+        s += np.int64(w[ws, i]) * x[i]
+    s >>= 16
+    if s > 2047:
+        s = 2047
+    if s < -2047:
+        s = -2047
+    return s
+
+
+@njit(cache=True, inline="always")
+def mix_train(w: np.ndarray, ws: int, x: np.ndarray, n: int, err: int) -> None:
+    """One gradient step on coding cost: w += x * err (err already scaled by the learning rate).
+    A tiny error (the mixer was right within ~0.3%) is skipped: it would barely move the weights,
+    and on redundant data most bits are like that, so skipping them saves much of the time."""
+    if -SKIP_ERR < err < SKIP_ERR:
+        return
+    for i in range(n):
+        v = w[ws, i] + ((x[i] * err) >> 16)
+        if v > 0x3FFFFFFF:
+            v = 0x3FFFFFFF
+        if v < -0x3FFFFFFF:
+            v = -0x3FFFFFFF
+        w[ws, i] = v
+
+
+def apm_init(n_ctx: int) -> np.ndarray:
+    """An APM table: per context 33 16-bit probabilities, starting as the identity map."""
+    row = np.array([int(squash_py((j - 16) * 128)) * 16 for j in range(33)], dtype=np.int32)
+    return np.tile(row, n_ctx).astype(np.int32)
+
+
+def squash_py(d: int) -> int:
+    """squash outside compiled code (table building)."""
+    return int(squash(d))
+
+
+@njit(cache=True, inline="always")
+def apm_p(t: np.ndarray, ctx: int, p: int) -> tuple[int, int]:
+    """Refine p in context ctx by interpolating between the two nearest of 33 buckets over stretch(p).
+    Returns (refined 16-bit p, index of the nearer bucket to update)."""
+    s = stretch(p) + 2048
+    lo, w = s >> 7, s & 127
+    j = ctx * 33 + lo
+    q = (t[j] * (128 - w) + t[j + 1] * w) >> 7
+    return q, j + (w >> 6)
+
+
+@njit(cache=True, inline="always")
+def apm_update(t: np.ndarray, j: int, y: int, rate: int) -> None:
+    """Move the bucket used toward the bit seen."""
+    t[j] += ((y << 16) - y - t[j]) >> rate
+
+
+@njit(cache=True, inline="always")
+def clamp_p(p: int) -> int:
+    """Keep a 16-bit probability codable: 1..65535."""
+    if p < 1:
+        return 1
+    if p > 65535:
+        return 65535
+    return p
+
+
+@njit(cache=True, inline="always")
+def sq(d: int) -> int:
+    """squash, re-exported for the model loop."""
+    return squash(d)
