@@ -57,9 +57,7 @@ class Lm:
         return self.c.compress_ex(data).blob
 
     def decompress(self, blob: bytes) -> bytes:
-        from lmzip import api
-
-        return api.decompress(blob, jobs=1, threads=1)
+        return self.c.decompress(blob)
 
 
 def main() -> None:

@@ -38,7 +38,11 @@ from lmzip.models.model import build_model, config_from_dict
 from lmzip.models.tokenizer import ByteTokenizer
 kind, name, mode, procs, threads, path = sys.argv[1:7]
 procs, threads = int(procs), int(threads)
-if kind == "model":
+if kind == "counting":  # lmzip.cm, no model; its compiled loop is loaded once first (a cached numba compile)
+    from lmzip.api import counting_level
+    lm = None
+    codec.encode(b"warm-up " * 64, lm, Settings.make(counting=counting_level(name)))
+elif kind == "model":
     lm = registry.load(name)
 elif kind == "scratch":
     lm = registry.scratch(name, 0)  # as the +scratch benchmark rows
@@ -48,7 +52,8 @@ else:
     lm = from_predictor(build_model(config_from_dict(dict(p.model, vocab_size=tok.vocab_size))), tok, name)
 # what `lmzip compress` uses for these options
 settings = Settings.make(mix="mix" in mode, adapt=kind == "scratch" or "adapt" in mode,
-                         seed=0 if kind == "scratch" else None, threads=threads)
+                         seed=0 if kind == "scratch" else None, threads=threads,
+                         counting=counting_level(name) if kind == "counting" else None)
 data = open(path, "rb").read()
 t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings, workers=procs)
 t1 = time.perf_counter()
@@ -58,7 +63,8 @@ print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, 
   "arithmetic": head.arith,
   "bytes": len(data), "compressed": len(blob), "stored": head.stored,
   "segments": head.n_segments, "ideal_bits": bits, "compress_kbps": len(data) / 1e3 / (t1 - t0),
-  "decompress_kbps": len(data) / 1e3 / (t2 - t1), "verified": out == data, "params": lm.predictor.num_params(),
+  "decompress_kbps": len(data) / 1e3 / (t2 - t1), "verified": out == data,
+  "params": lm.predictor.num_params() if lm else 0,
   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -72,14 +78,18 @@ def main() -> None:
     ap.add_argument("--modes", default="static,mix,adapt,adapt+mix", help="coding modes of the shipped models")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
+    from lmzip.api import counting_level
     from lmzip.models import registry
 
     have = list(registry.available())
-    names = args.models.split(",") if args.models else have + [n for n in registry.PRESETS if n not in have]
-    models, presets, modes = [n for n in names if n in have], [n for n in names if n not in have], args.modes.split(",")
+    names = args.models.split(",") if args.models else ["cm"] + have + [n for n in registry.PRESETS if n not in have]
+    counting = [n for n in names if counting_level(n) is not None]
+    models, modes = [n for n in names if n in have], args.modes.split(",")
+    presets = [n for n in names if n not in have and n not in counting]
     if unknown := [n for n in presets if n not in registry.PRESETS]:
         ap.error(f"unknown model {unknown[0]!r}")
-    jobs = [("model", n, "static", p) for p in (1, 2) for n in models if "static" in modes]
+    jobs = [("counting", n, "static", 1) for n in counting if "static" in modes]
+    jobs += [("model", n, "static", p) for p in (1, 2) for n in models if "static" in modes]
     jobs += [("model", n, m, 1) for m in ("mix", "adapt", "adapt+mix") if m in modes for n in models]
     jobs += [("preset", n, "static", 1) for n in presets if "static" in modes]
     jobs += [("scratch", n, "adapt", 1) for n in presets
@@ -102,7 +112,7 @@ def main() -> None:
               f"  compress {x['compress_kbps']:6.1f} KB/s  decompress {x['decompress_kbps']:6.1f} KB/s"
               f"  peak {x['peak_mib']:.0f} MiB  {'ok' if x['verified'] else 'FAILED'}", flush=True)
     order = {n: i for i, n in enumerate(registry.available())}
-    rows.sort(key=lambda x: (x["kind"] != "model", x["processes"] if x["mode"] == "static" else 3,
+    rows.sort(key=lambda x: (x["kind"] not in ("counting", "model"), x["processes"] if x["mode"] == "static" else 3,
                              ("static", "mix", "adapt", "adapt+mix").index(x["mode"]), order.get(x["name"], 99)))
     out.mkdir(parents=True, exist_ok=True)
     (out / "speed.json").write_text(json.dumps({"file": Path(args.file).name, "rows": rows}, indent=1) + "\n")
@@ -112,7 +122,8 @@ def main() -> None:
              "| model | weights | mode | processes | threads each | groups | arithmetic | params | bpb | "
              "compress KB/s | decompress KB/s | peak MiB (main process) |",
              "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
-    weights = {"model": "shipped", "preset": "random (speed only)", "scratch": "random, learns from scratch"}
+    weights = {"model": "shipped", "preset": "random (speed only)", "scratch": "random, learns from scratch",
+               "counting": "none: counting (lmzip.cm)"}
     for x in rows:
         bpb = f"{8 * x['compressed'] / x['bytes']:.3f}" if x["kind"] != "preset" else "–"
         lines.append(f"| {x['name']} | {weights[x['kind']]} | {x['mode']} | {x['processes']} | {x.get('threads', 1)} | "
@@ -133,7 +144,7 @@ def write_levels(rows: list[dict], file: str) -> None:
     from lmzip.levels import LEVELS
     from lmzip.models import registry
 
-    by = {(x["name"], x["mode"]): x for x in rows if x["kind"] == "model" and x["processes"] == 1}
+    by = {(x["name"], x["mode"]): x for x in rows if x["kind"] in ("counting", "model") and x["processes"] == 1}
     levels = {n: {"bpb": round(8 * x["compressed"] / x["bytes"], 3), "compress_kbps": round(x["compress_kbps"], 1),
                   "decompress_kbps": round(x["decompress_kbps"], 1), "file": file}
               for n, lv in LEVELS.items() if (x := by.get((lv.model, lv.mode)))}

@@ -33,16 +33,25 @@ class LMCompressor:
     """A language-model compressor bound to one model (loaded once, reused for many inputs).
 
     ``options`` are those of ``Settings.make`` (mix, adapt, adapt_lr, adapt_block, seed, segment,
-    rows, groups, device, threads); ``jobs`` is how many processes code groups at once."""
+    rows, groups, device, threads); ``jobs`` is how many processes code groups at once. The model
+    ``cm`` (or ``cm-1`` … ``cm-9``: its table size) codes by counting alone, with no network (lmzip.cm)."""
 
     def __init__(self, model: str | Path | None = None, jobs: int | None = None, **options):
         from lmzip.coding.settings import Settings
         from lmzip.models import registry
 
+        level = counting_level(model)
+        if level is not None:
+            options["counting"] = level
         self.settings = Settings.make(**options)
         seed = self.settings.seed
         # seed: start from the preset ``model`` with seeded random weights instead of trained ones
-        self.model = registry.load(model) if seed is None else registry.scratch(model or registry.DEFAULT_MODEL, seed)
+        if level is not None:
+            self.model = None
+        elif seed is None:
+            self.model = registry.load(model)
+        else:
+            self.model = registry.scratch(model or registry.DEFAULT_MODEL, seed)
         self.jobs = jobs
         if self.settings.adapt:
             from lmzip.coding.learn import check_adaptable
@@ -72,6 +81,21 @@ class LMCompressor:
         """.lmz bytes -> the original bytes (this compressor's model, or the one the file names)."""
         return decompress(blob, progress=progress, model=self.model, jobs=self.jobs, device=self.settings.device,
                           threads=self.settings.threads)
+
+
+COUNTING = "cm"  # the model name that asks for counting alone
+
+
+def counting_level(model: str | Path | None) -> int | None:
+    """The counting level that a model name ``cm`` or ``cm-N`` asks for; None for a language model."""
+    from lmzip import cm
+
+    name = str(model) if model is not None else ""
+    if name == COUNTING:
+        return cm.DEFAULT_LEVEL
+    if name.startswith(COUNTING + "-") and name[3:].isdigit() and 1 <= int(name[3:]) <= 9:
+        return int(name[3:])
+    return None
 
 
 def inspect(blob: bytes) -> fmt.Header:

@@ -1,6 +1,7 @@
 """Compression levels -1 … -9: points on the measured speed/ratio frontier, fastest first.
 
-Each level is a shipped model and a coding mode that codes smaller than every faster level
+Each level is a shipped model (or ``cm``: counting alone, lmzip.cm, no network) and a coding mode
+that codes smaller than every faster level
 (benchmarks/results/speed.md: alice29.txt, one thread, every shipped model in every mode; the other
 combinations are slower for their size). ``lmzip models`` prints the table with its figures, which
 benchmarks/speed.py writes beside the weights (levels.json).
@@ -16,7 +17,7 @@ from lmzip.models import registry
 
 @dataclass(frozen=True)
 class Level:
-    """A shipped model and the coding mode a level stands for."""
+    """A shipped model (or ``cm``, counting alone) and the coding mode a level stands for."""
 
     model: str
     mix: bool = False
@@ -34,7 +35,7 @@ class Level:
 
 
 LEVELS: dict[int, Level] = {
-    1: Level("lstm-small"), 2: Level("lstm-wide"), 3: Level("lstm-wide", mix=True), 4: Level("gpt-wide"),
+    1: Level("cm"), 2: Level("lstm-wide"), 3: Level("lstm-wide", mix=True), 4: Level("gpt-wide"),
     5: Level("gpt-wide", mix=True), 6: Level("gpt-large", mix=True), 7: Level("gpt-wide", mix=True, adapt=True),
     8: Level("gpt-large", adapt=True), 9: Level("gpt-large", mix=True, adapt=True),
 }

@@ -2,7 +2,8 @@
 
 Format 8 is the first portable one: its files decode on any machine, and they stay committed
 forever to prove it (formats 1-7 were machine-bound pre-releases and are refused). Format 8 has two
-sets, arithmetic 1 (lmzip 0.3.0-0.4.0, no suffix) and 3 (``-arith3``); format 9 (blocks) has
+sets, arithmetic 1 (lmzip 0.3.0-0.4.0, no suffix) and 3 (``-arith3``); formats 9 (blocks) and 10
+(counting frames beside them; tests/coding/test_counting.py has the counting golden file) have
 arithmetic 3's. Learning while coding (arithmetic
 2 and 4) has its own: fine-tuning the golden models, and learning from scratch from a byte
 preset's seeded random weights (the "-scratch" files name the preset in their header).

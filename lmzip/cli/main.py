@@ -57,7 +57,7 @@ def main() -> None:
 @ui.guard(interrupted=NOTHING_WRITTEN)
 def compress(**params: Any) -> None:
     """Compress FILES (or standard input) to FILE.lmz (-1 fastest … -9 smallest; default: -4)."""
-    from lmzip.api import LMCompressor
+    from lmzip.api import LMCompressor, counting_level
     from lmzip.coding.settings import Settings
     from lmzip.levels import LEVELS
 
@@ -68,7 +68,7 @@ def compress(**params: Any) -> None:
         model, mix, adapt = model or lv.model, mix or lv.mix, adapt or lv.adapt
     options = dict(params, mix=mix, adapt=adapt, block_size=_size(params["block_size"]))
     try:
-        Settings.make(**options)  # bad options fail here, before any input is read
+        Settings.make(**options, counting=counting_level(model))  # bad options fail here, before any input is read
     except ValueError as e:
         raise LmzipError(str(e)) from e
     coder: list = []  # made once, for the first input: loading the model is the slow part

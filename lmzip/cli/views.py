@@ -20,7 +20,8 @@ def header_record(name: str, size: int, heads: list[fmt.Header]) -> dict:
     h = coded[0] if coded else heads[0]
     original = sum(x.original_length for x in heads)
     return {
-        "file": name, "version": h.version, "mode": "stored" if not coded else "coded",
+        "file": name, "version": h.version,
+        "mode": "stored" if not coded else "counted" if coded[0].counting else "coded",
         "model": h.model_name or None, "model_id": h.model_id.hex() if coded else None,
         "original_bytes": original, "compressed_bytes": size,
         "bits_per_byte": round(8 * size / max(1, original), 4),
@@ -38,6 +39,10 @@ def layout_line(r: dict) -> str:
     """A header record's layout in one line (what ``-v`` prints after each file's summary)."""
     if r["mode"] == "stored":
         return f"stored, {r['blocks']} block(s)"
+    if r["mode"] == "counted":  # no tokens and no model: lmzip.cm counted the bytes
+        return (f"counted by {r['model']} (no language model), {r['blocks']} block(s)"
+                + (f" ({r['stored_blocks']} stored)" if r["stored_blocks"] else "")
+                + f", arithmetic {r['arithmetic']}")
     first = " in the first block" if r["blocks"] > 1 else ""
     parts = [f"{r['tokens']:,} tokens; {r['segments']} segments of {r['segment_length']}, {r['groups']} group(s)"
              f"{first}", f"model id {r['model_id'][:12]}"]

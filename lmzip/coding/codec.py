@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from lmzip.coding import mix, parallel, transform
+from lmzip.coding import counting, mix, parallel, transform
 from lmzip.coding.coder import Decoder, Encoder, coded_bits
 from lmzip.coding.format import Header, crc32, decode_memory, join_streams, split_streams, verify
 from lmzip.coding.learn import Learner
@@ -201,6 +201,8 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     where = dict(block=block, block_size=settings.block_size, last=last)
     if transform.looks_random(data):  # nothing for a model to find: store it without running one
         return (*_stored(data, **where), 0.0)
+    if settings.counting:
+        return counting.encode(data, settings.counting, progress, **where)
     text, crlf = transform.prepare(data)
     tokens = model.tokenizer.encode(text)
     if model.tokenizer.decode(tokens) != text:  # cannot happen with our tokenizers; never trust it
@@ -248,6 +250,8 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
     (``threads``: intra-op threads per process, as Settings.threads; never the bits)."""
     if head.stored:
         return verify(head, payload)
+    if head.counting:
+        return counting.decode(head, payload, progress)
     if model is None:
         raise ValueError("a coded file needs its model")
     need, have = decode_memory(head), parallel.available_memory()

@@ -1,26 +1,28 @@
 """The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
 
-A file is one or more frames, one per block of the input (version 9; a version-8 file is one
-frame that holds the whole input). Blocks are cut at a fixed size that the header records, every
-block but the last is full, and each frame is coded and checked on its own, so neither side holds
-more than a block. Versions 1-7 were machine-bound pre-releases (their probabilities were float
-computations that another CPU could round differently); this reader refuses them with one line
-that says how to decode them.
+A file is one or more frames, one per block of the input (versions 9 and 10; a version-8 file is one
+frame that holds the whole input; version 10 adds frames coded by counting alone, lmzip.cm). Blocks
+are cut at a fixed size that the header records, every block but the last is full, and each frame is
+coded and checked on its own, so neither side holds more than a block. Versions 1-7 were machine-
+bound pre-releases (their probabilities were float computations that another CPU could round
+differently); this reader refuses them with one line that says how to decode them.
 
 The layout of a frame (little-endian):
 
 | offset | size | field |
 |---|---|---|
 | 0 | 4 | magic `89 4C 4D 5A` (`\\x89LMZ`; the first byte is not ASCII) |
-| 4 | 1 | format version (9; 8 is still read) |
+| 4 | 1 | format version (10; 8 and 9 are still read) |
 | 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
 ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's counts were mixed with the
 online match model of lmzip.coding.mix); bit 3 = adapt (the model learned while coding, lmzip.coding.learn);
 bit 4 = seed (the model is the architecture preset named below with seeded random weights); bit 5 = last
-(version 9: no frame follows); bits 6-7 reserved, must be 0 |
+(versions 9-10: no frame follows); bit 6 = counting (version 10: the payload is an lmzip.cm stream, coded
+by context mixing of counts with no language model; model id 0, no tokens); bit 7 reserved, must be 0 |
 | 6 | 1 | arithmetic: 3 = exact integer with int8 operands (lmzip.arith.exact.Q8), with the adapt flag 4 = the
 same and learning in deterministic float64 (lmzip.arith.detfloat); 1 and 2 = the same with 9-bit activations
-(exact.Q9), written by lmzip 0.3.0-0.4.0. All decode on any machine. 0 was lmzip 0.2.0's machine-bound
+(exact.Q9), written by lmzip 0.3.0-0.4.0; 5 = counting context mixing v1 in integers (lmzip.cm; the counting
+flag). All decode on any machine. 0 was lmzip 0.2.0's machine-bound
 float32 learning while coding, which this reader refuses with one line |
 | 7 | 4 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
 | 11 | 2 | number of segment groups - 1 (groups are coded independently, in parallel) |
@@ -32,13 +34,13 @@ float32 learning while coding, which this reader refuses with one line |
 | 57 | 4 | segment length in tokens (segments are coded side by side as one batch) |
 | 61 | 1 | N = length of the model name |
 | 62 | N | model name (UTF-8) |
-| 62+N | K | only in version 9 (K = 8, else 0): block number from 0 (u32), block size in bytes (u32) |
+| 62+N | K | only in versions 9-10 (K = 8, else 0): block number from 0 (u32), block size in bytes (u32) |
 | 62+N+K | A | only with the adapt flag (A = 7, else 0): optimizer (u8, 1 = Adam), learning rate (f32),
 block in steps (u16) |
 | 62+N+K+A | S | only with the seed flag (S = 8, else 0): the seed of the random weights (u64) |
 | 62+N+K+A+S | 4 | CRC32 of all the header bytes before it |
-| 66+N+K+A+S | ... | payload: the raw input when stored; else with one group its range-coder words (uint32 LE),
-with G > 1 groups G uint32 byte lengths, then each group's words |
+| 66+N+K+A+S | ... | payload: the raw input when stored; an lmzip.cm stream when counting; else with one
+group its range-coder words (uint32 LE), with G > 1 groups G uint32 byte lengths, then each group's words |
 """
 
 from __future__ import annotations
@@ -52,20 +54,24 @@ from typing import BinaryIO
 from lmzip.errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
-VERSION = 9
-READS = (8, 9)  # format 8: one frame for the whole input (lmzip 0.3.0-0.4.0)
+VERSION = 10
+READS = (8, 9, 10)  # format 8: one frame for the whole input (lmzip 0.3.0-0.4.0); 9: no counting frames
 PRE_RELEASE = range(1, 8)  # machine-bound formats, written by lmzip 0.1.0
 FLAG_STORED = 0x01
 FLAG_CRLF = 0x02
 FLAG_MIX = 0x04
 FLAG_ADAPT = 0x08
 FLAG_SEED = 0x10
-FLAG_LAST = 0x20  # version 9
+FLAG_LAST = 0x20  # versions 9-10
+FLAG_COUNT = 0x40  # version 10
 KNOWN_FLAGS = {8: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED}
 KNOWN_FLAGS[9] = KNOWN_FLAGS[8] | FLAG_LAST
+KNOWN_FLAGS[10] = KNOWN_FLAGS[9] | FLAG_COUNT
 ARITHMETICS = {1: "exact integer v1", 2: "exact integer v1, learning in deterministic float64 v1",
                3: "exact integer v3 (int8)",
-               4: "exact integer v3 (int8), learning in deterministic float64 v2 (int8 products)"}
+               4: "exact integer v3 (int8), learning in deterministic float64 v2 (int8 products)",
+               5: "counting context mixing v1 (integer)"}
+ARITH_COUNT = 5  # the arithmetic of counting frames
 ARITH_LEARNING = (2, 4)  # the arithmetics of files whose model learned while coding
 OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
@@ -104,6 +110,7 @@ class Header:
     block: int = 0  # this frame's block number (version 9)
     block_size: int = BLOCK_SIZE  # the size every block but the last has (version 9; 0 in version 8: one block)
     last: bool = True  # no frame follows (version 9)
+    counting: bool = False  # the payload is an lmzip.cm stream (version 10)
 
     def __post_init__(self) -> None:
         if self.version < 9:  # one frame for the whole input
@@ -128,7 +135,7 @@ class Header:
             raise ValueError("model name longer than 255 bytes")
         flags = ((FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0) | (FLAG_MIX if self.mix else 0)
                  | (FLAG_ADAPT if self.adapt else 0) | (FLAG_SEED if self.seed is not None else 0)
-                 | (FLAG_LAST if self.last and self.version >= 9 else 0))
+                 | (FLAG_LAST if self.last and self.version >= 9 else 0) | (FLAG_COUNT if self.counting else 0))
         body = _FIXED.pack(
             MAGIC, self.version, flags, self.arith, 0, 0, 0, 0, self.groups - 1, self.original_length,
             self.payload_length, self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
@@ -188,7 +195,7 @@ def _check_start(blob: bytes) -> None:
         raise FormatError(f"written by a pre-release lmzip, format {blob[4]}: decode it with lmzip 0.1.0 "
                           "on the machine that wrote it")
     if blob[4] not in READS:
-        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads versions 8 and 9)")
+        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads versions 8 to 10)")
 
 
 def parse_header(blob: bytes) -> Header:
@@ -214,7 +221,8 @@ def parse_header(blob: bytes) -> Header:
     except UnicodeDecodeError as e:
         raise FormatError("corrupt header (model name is not UTF-8)") from e
     h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), bool(flags & FLAG_MIX), mid, name,
-               ntok, seg, arith, payload_length=plen, groups=groups_m1 + 1, version=version, block_size=0)
+               ntok, seg, arith, payload_length=plen, groups=groups_m1 + 1, version=version, block_size=0,
+               counting=bool(flags & FLAG_COUNT))
     at = _FIXED.size + n
     if version >= 9:
         h.block, h.block_size = _BLOCK.unpack_from(blob, at)
@@ -244,6 +252,12 @@ def _check_layout(h: Header) -> None:
         return
     if h.version >= 9 and h.payload_length >= h.original_length:  # the encoder stores what coding would not shrink
         raise FormatError("corrupt header (a coded payload as long as the original)")
+    if h.counting or h.arith == ARITH_COUNT:
+        if not (h.counting and h.arith == ARITH_COUNT) or h.mix or h.adapt or h.seed is not None or h.crlf:
+            raise FormatError("corrupt header (a counting frame with a model's flags or arithmetic)")
+        if h.n_tokens or h.segment_length or h.groups != 1 or any(h.model_id):
+            raise FormatError("corrupt header (a counting frame with tokens or a model)")
+        return
     if h.n_tokens == 0 or h.segment_length == 0:
         raise FormatError("corrupt header (a coded file with no tokens or zero segment length)")
     if h.n_tokens > h.original_length:  # every token stands for at least one byte
@@ -259,6 +273,8 @@ def decode_memory(h: Header) -> int:
     and the output three times over (detokenized, CRLF restored, checked)."""
     if h.stored:
         return 0
+    if h.counting:  # the output twice; the tables, set by the stream's level, are counted by the codec
+        return 2 * h.original_length
     return 16 * h.n_segments * h.segment_length + 3 * h.original_length
 
 

@@ -82,12 +82,13 @@ class Settings:
     threads: int | None = None  # intra-op threads per process; None: the cores, shared by the processes
     counts_arith: int = ARITH_EXACT  # the arithmetic of the counts (1: old files, and learning from scratch)
     block_size: int = BLOCK_SIZE  # bytes per independently coded block
+    counting: int | None = None  # code by counting alone (lmzip.cm) at this level 1..9, with no model
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
              adapt_block: int | None = None, seed: int | None = None, segment: int | None = None,
              rows: int | None = None, groups: int | None = None, device: str = "cpu",
-             threads: int | None = None, block_size: int | None = None) -> Settings:
+             threads: int | None = None, block_size: int | None = None, counting: int | None = None) -> Settings:
         """The settings for these options, every default applied here and nowhere else."""
         if adapt_block is not None and not 1 <= adapt_block <= 65535 or adapt_lr is not None and not adapt_lr > 0:
             raise ValueError("--adapt-block must be 1..65535 and --adapt-lr positive")
@@ -101,6 +102,10 @@ class Settings:
             raise ValueError("--threads must be 1..64")
         if block_size is not None and not 1024 <= block_size <= MAX_BLOCK:
             raise ValueError("--block-size must be 1 KiB .. 4 GiB")
+        if counting is not None and not 1 <= counting <= 9:
+            raise ValueError("the counting level must be 1..9")
+        if counting is not None and (mix or adapt):
+            raise ValueError("counting codes without a language model: --mix and --adapt need one")
         cfg = None
         if adapt:
             base = FROM_SCRATCH if seed is not None else FINE_TUNE
@@ -110,7 +115,7 @@ class Settings:
             rows = SCRATCH_ROWS if rows is None and segment is None else rows
             groups = SCRATCH_GROUPS if groups is None else groups
             counts = SCRATCH_ARITH
-        return cls(mix, cfg, seed, segment, rows, groups, device, threads, counts, block_size or BLOCK_SIZE)
+        return cls(mix, cfg, seed, segment, rows, groups, device, threads, counts, block_size or BLOCK_SIZE, counting)
 
     @property
     def arith(self) -> int:

@@ -56,7 +56,7 @@ def blocks(src: BinaryIO, size: int) -> Iterator[tuple[bytes, bool]]:
             return
 
 
-def compress_stream(src: BinaryIO, dst: BinaryIO, model: LoadedModel, settings: Settings,
+def compress_stream(src: BinaryIO, dst: BinaryIO, model: LoadedModel | None, settings: Settings,
                     progress: Progress | None = None, workers: int | None = None,
                     total: int | None = None) -> Totals:
     """Code ``src`` block by block into ``dst``; ``total``, where known, is the input's size (progress)."""
@@ -81,7 +81,7 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model_for: Callable[[Header]
     for head, payload in read_frames(src):
         size = head.size + len(payload)
         try:
-            model = None if head.stored else model_for(head)
+            model = None if head.stored or head.counting else model_for(head)
             data = codec.decode(head, payload, model, _within(progress, out.compressed, size, total), workers,
                                 device, threads)
         except LmzipError as e:

@@ -108,7 +108,7 @@ def test_an_adapt_file_is_listed_with_the_learning_arithmetic(run, work):
 
 @pytest.mark.parametrize(
     "content, message",
-    [(b"", "bad magic"), (b"\x89LMZ\x0a" + bytes(80), "unsupported format version 10"),
+    [(b"", "bad magic"), (b"\x89LMZ\x0b" + bytes(80), "unsupported format version 11"),
      (b"\x89LMZ\x07" + bytes(80), "pre-release lmzip, format 7"),
      (b"plain text", "bad magic")],
 )

@@ -110,6 +110,7 @@ def cases(threads: int = 1) -> dict:
         out[f"{name}-mix"] = (alice, registry.load(name), Settings(mix=True, segment=300, threads=threads))
         out[f"{name}-adapt"] = (alice[:400], registry.load(name), Settings.make(adapt=True, adapt_block=16,
                                                                               threads=threads))
+    out["counting"] = (alice, None, Settings.make(counting=1, threads=threads))  # lmzip.cm: the file's digest
     return out
 
 

@@ -1,0 +1,48 @@
+"""Blocks coded by counting alone: lmzip.cm's context mixing inside an .lmz frame (format 10).
+
+The frame says so with its counting flag and arithmetic 5; its payload is a whole lmzip.cm stream
+(which carries its level, the block's length and CRC32 again, and is checked before its tables are
+allocated). No language model runs, so no model id is recorded and any lmzip of format 10 decodes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lmzip.coding.format import ARITH_COUNT, Header, crc32, verify
+from lmzip.errors import LmzipError
+
+Progress = Callable[[int, int], None]
+
+
+def encode(data: bytes, level: int, progress: Progress | None = None, **where) -> tuple[bytes, Header, float]:
+    """The block's frame coded at cm ``level`` (or stored where that would not shrink it), and its bits."""
+    from lmzip import cm
+    from lmzip.coding.codec import _stored
+
+    payload = cm.compress(data, level)
+    if progress:
+        progress(len(data), len(data))
+    if len(payload) >= len(data):
+        return (*_stored(data, **where), 8.0 * len(payload))
+    head = Header(len(data), crc32(data), counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}",
+                  payload_length=len(payload), **where)
+    return head.pack() + payload, head, 8.0 * len(payload)
+
+
+def decode(head: Header, payload: bytes, progress: Progress | None = None) -> bytes:
+    """The mirror image of ``encode``: the stream's tables checked against the memory there is, then decoded."""
+    from lmzip import cm
+    from lmzip.cm import format as cmfmt
+    from lmzip.coding import parallel
+
+    level, length, _ = cmfmt.parse(payload)
+    if length != head.original_length:
+        raise LmzipError("corrupt data (the counting stream's length differs from the header's)")
+    need, have = cm.table_bytes(level) + 2 * length, parallel.available_memory()
+    if have is not None and need > have:
+        raise LmzipError(f"needs {need >> 20} MiB of memory to decode, {have >> 20} MiB available")
+    data = verify(head, cm.decompress(payload))
+    if progress:
+        progress(len(data), len(data))
+    return data

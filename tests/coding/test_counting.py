@@ -1,0 +1,112 @@
+"""Counting frames (format 10): lmzip.cm inside .lmz, with no model; the header's checks; a golden file."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+import lmzip
+from lmzip.api import LMCompressor, counting_level
+from lmzip.coding import format as fmt
+from lmzip.coding import stream
+from lmzip.coding.settings import Settings
+from lmzip.errors import FormatError, LmzipError
+from tests.conftest import TEXT
+
+GOLDEN = Path(__file__).parent.parent / "data" / "counted-v10.lmz"  # TEXT[:600] * 4 at cm level 1
+
+
+def counted(data: bytes, level: str = "cm-1", **kw) -> bytes:
+    return LMCompressor(level, jobs=1, **kw).compress(data)
+
+
+@pytest.mark.parametrize("data, coded", [(TEXT * 3, True), (bytes(range(256)) * 8, True), (b"", False),
+                                         (b"x", False), (os.urandom(3000), False), (b"ab" * 5000, True)],
+                         ids=["text", "binary", "empty", "one", "random", "repeats"])
+def test_counting_round_trips_without_a_model(data, coded):
+    blob = counted(data)
+    assert lmzip.decompress(blob, jobs=1) == data
+    head = fmt.parse_header(blob)
+    assert head.counting == coded and head.stored == (not coded)  # what counting cannot shrink is stored
+    if coded:
+        assert (head.version, head.arith, head.model_id, head.n_tokens, head.model_name) == (
+            10, fmt.ARITH_COUNT, bytes(16), 0, "cm-1")
+        assert head.payload_length < len(data) // 4
+
+
+def test_counting_codes_text_smaller_than_xz_and_every_block_alone():
+    import lzma
+
+    prose = (Path(__file__).parents[2] / "corpora" / "canterbury" / "alice29.txt").read_bytes()[:30000]
+    assert len(counted(prose)) < 0.85 * len(lzma.compress(prose, preset=9 | lzma.PRESET_EXTREME))
+    data = TEXT * 3
+    out = io.BytesIO()
+    stream.compress_stream(io.BytesIO(data), out, None, Settings.make(counting=1, block_size=1024))
+    heads = [h for h, _ in fmt.read_frames(io.BytesIO(out.getvalue()))]
+    assert len(heads) == -(-len(data) // 1024) and all(h.counting for h in heads)
+    assert lmzip.decompress(out.getvalue(), jobs=1) == data
+
+
+def test_the_counting_golden_file_decodes_and_is_reproduced():
+    data = TEXT[:600] * 4
+    assert lmzip.decompress(GOLDEN.read_bytes(), jobs=1) == data
+    assert counted(data) == GOLDEN.read_bytes()  # format or counting drift fails here
+    assert hashlib.sha256(GOLDEN.read_bytes()).hexdigest()[:16] == "28b717ef193efc28"
+
+
+def test_model_names_that_ask_for_counting():
+    assert [counting_level(m) for m in ("cm", "cm-1", "cm-9", "cm-0", "cm-10", "gpt-wide", None)] == [
+        6, 1, 9, None, None, None, None]
+    with pytest.raises(ValueError, match="--mix and --adapt need one"):
+        LMCompressor("cm", mix=True)
+
+
+def _recrc(blob: bytes, at: int, value: bytes) -> bytes:
+    """The blob with header bytes at ``at`` replaced and the header's CRC32 recomputed."""
+    head = fmt.parse_header(blob)
+    b = bytearray(blob)
+    b[at : at + len(value)] = value
+    end = head.size - 4
+    b[end : end + 4] = struct.pack("<I", zlib.crc32(bytes(b[:end])))
+    return bytes(b)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    (5, bytes([fmt.FLAG_COUNT | fmt.FLAG_LAST | fmt.FLAG_MIX]), "a counting frame with a model's flags"),
+    (6, bytes([3]), "a counting frame with a model's flags or arithmetic"),
+    (33, b"\x01", "a counting frame with tokens or a model"),
+    (4, bytes([9]), "unsupported header flags"),  # format 9 had no counting frames
+])
+def test_a_crafted_counting_header_is_refused_in_one_line(field, value, message):
+    blob = _recrc(GOLDEN.read_bytes(), field, value)
+    with pytest.raises(FormatError, match=message):
+        lmzip.decompress(blob, jobs=1)
+
+
+def test_a_counting_stream_that_would_not_fit_in_memory_is_refused(monkeypatch):
+    from lmzip.coding import parallel
+
+    monkeypatch.setattr(parallel, "available_memory", lambda: 1 << 20)
+    with pytest.raises(LmzipError, match=r"needs 16 MiB of memory to decode, 1 MiB available"):
+        lmzip.decompress(GOLDEN.read_bytes(), jobs=1)
+
+
+def test_level_1_is_counting_through_the_command_line(tmp_path):
+    from click.testing import CliRunner
+
+    from lmzip.cli import main
+
+    (tmp_path / "a.txt").write_bytes(TEXT * 2)
+    r = CliRunner().invoke(main, ["-1", "-q", "-c", str(tmp_path / "a.txt")])
+    assert r.exit_code == 0, r.output
+    assert fmt.parse_header(r.stdout_bytes).counting
+    back = CliRunner().invoke(main, ["-d", "-c"], input=r.stdout_bytes)
+    assert back.exit_code == 0 and back.stdout_bytes == TEXT * 2
+    r = CliRunner().invoke(main, ["-1", "--mix", "-c", str(tmp_path / "a.txt")])
+    assert r.exit_code == 1 and "--mix and --adapt need one" in r.output
