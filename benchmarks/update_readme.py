@@ -22,6 +22,8 @@ MODES = ("static", "mix", "adapt", "adapt+mix", "scratch")  # roundtrip.sh's mod
 LEARN_FILES = ("alice29.txt", "book1", "tinyshakespeare.txt", "enwik6")  # issue 5: against PPMd order 8
 PSTART, PEND = "<!-- portability:start -->", "<!-- portability:end -->"
 PORTABILITY = ROOT / "benchmarks" / "results" / "portability" / "comparison.md"  # benchmarks/portability.py
+KSTART, KEND = "<!-- kinds:start -->", "<!-- kinds:end -->"
+KINDS = [ROOT / "benchmarks" / "results" / f for f in ("vocab.md", "kinds.md")]  # benchmarks/vocab.py, kinds.py
 FULL = ROOT / "benchmarks" / "results" / "shared-full-wide" / "results.json"  # xz and gpt-wide, whole files
 FULL_LSTM = FULL.parent.parent / "shared-full-lstm" / "results.json"  # ppmd-o8 among them
 
@@ -147,6 +149,11 @@ def portability_section() -> str:
     return f"{PSTART}\n{PORTABILITY.read_text().strip()}\n{PEND}"
 
 
+def kinds_section() -> str:
+    """Every kind of text: bytes per token of the tokenizers, then bits per byte per kind (their own captions)."""
+    return KSTART + "\n" + "\n".join(p.read_text().strip() + "\n" for p in KINDS) + KEND
+
+
 # the pages with generated sections: the README (the results table) and the lab notebook (the rest)
 PAGES = (ROOT / "README.md", ROOT / "benchmarks" / "README.md")
 
@@ -160,7 +167,7 @@ def updated(readme: str, page: Path = PAGES[0]) -> str:
 
     for start, end, make in ((START, END, section), (LSTART, LEND, learning_section),
                              (FSTART, FEND, frontier_section), (RSTART, REND, roundtrip_section),
-                             (PSTART, PEND, portability_section)):
+                             (PSTART, PEND, portability_section), (KSTART, KEND, kinds_section)):
         readme = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m, make=make: local(make()), readme,
                         flags=re.S)
     return readme
