@@ -41,8 +41,11 @@ def outcome(mutant: bytes, model_and_bytes) -> str:
 @given(blob=st.sampled_from([BLOB, MIXED]), bit=st.integers(0, 8 * len(MIXED) - 1))
 def test_a_flipped_bit_anywhere_is_caught(models, blob, bit):
     b = bytearray(blob)
-    b[bit // 8 % len(b)] ^= 1 << (bit % 8)
-    assert outcome(bytes(b), models[blob]) == "clean"  # header CRC, payload CRC or the coder
+    at = bit // 8 % len(b)
+    b[at] ^= 1 << (bit % 8)
+    # header CRC, payload CRC or the coder; only the coder's last word may hold bits it never reads
+    want = {"clean", "harmless"} if at >= len(blob) - 4 else {"clean"}
+    assert outcome(bytes(b), models[blob]) in want
 
 
 @settings(CHECK, max_examples=150)
