@@ -51,14 +51,15 @@ def _pair(name: str, label: str, data: bytes) -> dict[str, Any]:
 
 
 def run(names: list[str], sources: list[Source], address: str = LOCAL,
-        on_row: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """Every compressor on every source as Ray tasks on the cluster at ``address``; rows as runner.run's."""
+        on_row: Callable[[dict[str, Any]], None] | None = None, cpus: int | None = None) -> list[dict[str, Any]]:
+    """Every compressor on every source as Ray tasks on the cluster at ``address``; rows as runner.run's
+    (``cpus``: the CPUs a local instance offers, so as many tasks at once; default: every core)."""
     import ray
 
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
     try:
         if address == LOCAL:  # this machine only: its services listen on loopback
-            ray.init(_node_ip_address="127.0.0.1", **quiet)
+            ray.init(_node_ip_address="127.0.0.1", num_cpus=cpus, **quiet)
         else:
             ray.init(address=address, **quiet)
     except Exception as e:  # noqa: BLE001 - Ray's own errors run to many lines
