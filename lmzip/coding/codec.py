@@ -26,6 +26,7 @@ import torch
 from lmzip.coding import counting, mix, parallel, transform
 from lmzip.coding.coder import Decoder, Encoder, coded_bits
 from lmzip.coding.format import Header, crc32, decode_memory, join_streams, split_streams, verify
+from lmzip.coding.format import stored_frame as fmt_stored_frame
 from lmzip.coding.learn import Learner
 from lmzip.coding.settings import LEARNING, AdaptConfig, Settings
 from lmzip.errors import FormatError, IntegrityError, LmzipError
@@ -231,10 +232,7 @@ def _sizes(lengths: np.ndarray, bounds: list[tuple[int, int]]) -> list[int]:
     return [int(lengths[a:b].sum()) for a, b in bounds]
 
 
-def _stored(data: bytes, **where) -> tuple[bytes, Header]:
-    """The block as it is, behind a header that says so."""
-    head = Header(len(data), crc32(data), stored=True, payload_length=len(data), **where)
-    return head.pack() + data, head
+_stored = fmt_stored_frame
 
 
 def settings_of(head: Header, device: str = "cpu") -> Settings:

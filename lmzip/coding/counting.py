@@ -2,14 +2,15 @@
 
 The frame says so with its counting flag and arithmetic 5; its payload is a whole lmzip.cm stream
 (which carries its level, the block's length and CRC32 again, and is checked before its tables are
-allocated). No language model runs, so no model id is recorded and any lmzip of format 10 decodes it.
+allocated). No language model runs, so no model id is recorded and any lmzip of format 10 decodes it;
+nothing here imports torch, so `lmzip -1` and its decompression start at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from lmzip.coding.format import ARITH_COUNT, Header, crc32, verify
+from lmzip.coding.format import ARITH_COUNT, Header, crc32, stored_frame, verify
 from lmzip.errors import LmzipError
 
 Progress = Callable[[int, int], None]
@@ -18,13 +19,12 @@ Progress = Callable[[int, int], None]
 def encode(data: bytes, level: int, progress: Progress | None = None, **where) -> tuple[bytes, Header, float]:
     """The block's frame coded at cm ``level`` (or stored where that would not shrink it), and its bits."""
     from lmzip import cm
-    from lmzip.coding.codec import _stored
 
     payload = cm.compress(data, level)
     if progress:
         progress(len(data), len(data))
     if len(payload) >= len(data):
-        return (*_stored(data, **where), 8.0 * len(payload))
+        return (*stored_frame(data, **where), 8.0 * len(payload))
     head = Header(len(data), crc32(data), counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}",
                   payload_length=len(payload), **where)
     return head.pack() + payload, head, 8.0 * len(payload)

@@ -278,6 +278,12 @@ def decode_memory(h: Header) -> int:
     return 16 * h.n_segments * h.segment_length + 3 * h.original_length
 
 
+def stored_frame(data: bytes, **where) -> tuple[bytes, Header]:
+    """The block as it is, behind a header that says so (``where``: block, block_size, last)."""
+    head = Header(len(data), crc32(data), stored=True, payload_length=len(data), **where)
+    return head.pack() + data, head
+
+
 def crc32(data: bytes) -> int:
     """The checksum recorded for the original bytes."""
     return zlib.crc32(data) & 0xFFFFFFFF

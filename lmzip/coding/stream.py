@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-from lmzip.coding import codec
-from lmzip.coding.format import Header, read_frames, read_full
+from lmzip.coding import counting, transform
+from lmzip.coding.format import Header, read_frames, read_full, stored_frame, verify
 from lmzip.coding.settings import Settings
 from lmzip.errors import LmzipError
-from lmzip.models.checkpoint import LoadedModel
+
+if TYPE_CHECKING:  # the codec (and torch with it) is imported only where a model codes
+    from lmzip.models.checkpoint import LoadedModel
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes in all; the latter grows where unknown)
 
@@ -62,8 +64,8 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model: LoadedModel | None, set
     """Code ``src`` block by block into ``dst``; ``total``, where known, is the input's size (progress)."""
     out = Totals()
     for i, (data, last) in enumerate(blocks(src, settings.block_size)):
-        blob, head, bits = codec.encode(data, model, settings, _within(progress, out.original, len(data), total),
-                                        workers, block=i, last=last)
+        blob, head, bits = _encode(data, model, settings, _within(progress, out.original, len(data), total),
+                                   workers, block=i, last=last)
         dst.write(blob)
         out.record(head, len(data), len(blob), bits)
         if progress:
@@ -81,9 +83,15 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model_for: Callable[[Header]
     for head, payload in read_frames(src):
         size = head.size + len(payload)
         try:
-            model = None if head.stored or head.counting else model_for(head)
-            data = codec.decode(head, payload, model, _within(progress, out.compressed, size, total), workers,
-                                device, threads)
+            where = _within(progress, out.compressed, size, total)
+            if head.stored:
+                data = verify(head, payload)
+            elif head.counting:
+                data = counting.decode(head, payload, where)
+            else:
+                from lmzip.coding import codec
+
+                data = codec.decode(head, payload, model_for(head), where, workers, device, threads)
         except LmzipError as e:
             if head.version >= 9 and (head.block > 0 or not head.last):
                 raise type(e)(f"block {head.block}: {e}") from e
@@ -95,7 +103,20 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model_for: Callable[[Header]
     return out
 
 
-def _within(progress: Progress | None, before: int, size: int, total: int | None) -> codec.Progress | None:
+def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress: Progress | None,
+            workers: int | None, block: int, last: bool) -> tuple[bytes, Header, float]:
+    """One block's frame: counting (and what it stores) without the codec and torch, the rest by the codec."""
+    if settings.counting:
+        where = dict(block=block, block_size=settings.block_size, last=last)
+        if transform.looks_random(data):  # as codec.encode: nothing to find, stored without running a model
+            return (*stored_frame(data, **where), 0.0)
+        return counting.encode(data, settings.counting, progress, **where)
+    from lmzip.coding import codec
+
+    return codec.encode(data, model, settings, progress, workers, block=block, last=last)
+
+
+def _within(progress: Progress | None, before: int, size: int, total: int | None) -> Progress | None:
     """A block's own progress (tokens done of its tokens) as bytes of the whole stream."""
     if progress is None:
         return None

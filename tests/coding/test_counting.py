@@ -110,3 +110,19 @@ def test_level_1_is_counting_through_the_command_line(tmp_path):
     assert back.exit_code == 0 and back.stdout_bytes == TEXT * 2
     r = CliRunner().invoke(main, ["-1", "--mix", "-c", str(tmp_path / "a.txt")])
     assert r.exit_code == 1 and "--mix and --adapt need one" in r.output
+
+
+def test_counting_runs_without_torch(tmp_path):
+    """`lmzip -1` and its decompression start at once: no torch, no codec, no model."""
+    import subprocess
+    import sys
+
+    (tmp_path / "a.txt").write_bytes(TEXT * 2)
+    code = ("import sys; from lmzip.cli import main; sys.argv = ['lmzip', '-1', '-q', '-k', 'a.txt']\n"
+            "try: main()\nexcept SystemExit: pass\n"
+            "sys.argv = ['lmzip', '-t', 'a.txt.lmz']\ntry: main()\nexcept SystemExit as e: assert not e.code, e\n"
+            "assert 'torch' not in sys.modules and 'lmzip.coding.codec' not in sys.modules, 'torch was imported'")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert fmt.parse_header((tmp_path / "a.txt.lmz").read_bytes()).counting

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
+from lmzip.coding import codec, stream, transform
 from lmzip.coding import format as fmt
-from lmzip.coding import stream, transform
 from lmzip.coding.settings import Settings
 from lmzip.errors import FormatError, IntegrityError
 from tests.conftest import TEXT
@@ -49,7 +49,7 @@ def test_each_block_is_the_frame_its_bytes_alone_give(gpt_model, blocks):
     blob, t = blocks
     at = 0
     for i, h in enumerate(t.headers):
-        alone = stream.codec.encode(TEXT[:700][i * BLOCK : (i + 1) * BLOCK], gpt_model, SETTINGS, workers=1,
+        alone = codec.encode(TEXT[:700][i * BLOCK : (i + 1) * BLOCK], gpt_model, SETTINGS, workers=1,
                                     block=i, last=h.last)[0]
         assert blob[at : at + len(alone)] == alone
         at += len(alone)
