@@ -16,15 +16,23 @@ from lmzip.errors import LmzipError
 Progress = Callable[[int, int], None]
 
 
-def encode(data: bytes, level: int, progress: Progress | None = None, **where) -> tuple[bytes, Header, float]:
-    """The block's frame coded at cm ``level`` (or stored where that would not shrink it), and its bits."""
+def encode(data: bytes, level: int | None, progress: Progress | None = None, whole: bool = False,
+           **where) -> tuple[bytes, Header, float]:
+    """The block's frame coded at cm ``level`` (or stored where that would not shrink it, or where
+    ``level`` is None), and its bits; ``whole``: the block is the whole input, so a short frame."""
     from lmzip import cm
+    from lmzip.cm import format as cmfmt
+    from lmzip.coding import short
 
-    payload = cm.compress(data, level)
+    payload = cm.compress(data, level) if level is not None else None
     if progress:
         progress(len(data), len(data))
-    if len(payload) >= len(data):
-        return (*stored_frame(data, **where), 8.0 * len(payload))
+    if whole:
+        keep = payload is not None and len(payload) - cmfmt.HEADER_BYTES < len(data)
+        blob, head = short.frame(data, level, payload if keep else None)
+        return blob, head, 8.0 * (len(blob) - head.size)
+    if payload is None or len(payload) >= len(data):
+        return (*stored_frame(data, **where), 8.0 * len(payload or data))
     head = Header(len(data), crc32(data), counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}",
                   payload_length=len(payload), **where)
     return head.pack() + payload, head, 8.0 * len(payload)
@@ -34,8 +42,10 @@ def decode(head: Header, payload: bytes, progress: Progress | None = None) -> by
     """The mirror image of ``encode``: the stream's tables checked against the memory there is, then decoded."""
     from lmzip import cm
     from lmzip.cm import format as cmfmt
-    from lmzip.coding import parallel
+    from lmzip.coding import parallel, short
 
+    if head.short:  # the frame carries the stream's fields; the stream's own header is rebuilt
+        payload = short.cm_stream(head, payload)
     level, length, _ = cmfmt.parse(payload)
     if length != head.original_length:
         raise LmzipError("corrupt data (the counting stream's length differs from the header's)")

@@ -7,6 +7,9 @@ coded and checked on its own, so neither side holds more than a block. Versions 
 bound pre-releases (their probabilities were float computations that another CPU could round
 differently); this reader refuses them with one line that says how to decode them.
 
+An input of one block that is stored or counted is one short frame instead (lmzip.coding.short: a
+header of 15-24 bytes, magic `\x89LMz`).
+
 The layout of a frame (little-endian):
 
 | offset | size | field |
@@ -54,6 +57,7 @@ from typing import BinaryIO
 from lmzip.errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
+SHORT_MAGIC = b"\x89LMz"  # version 10: a short frame (lmzip.coding.short)
 VERSION = 10
 READS = (8, 9, 10)  # format 8: one frame for the whole input (lmzip 0.3.0-0.4.0); 9: no counting frames
 PRE_RELEASE = range(1, 8)  # machine-bound formats, written by lmzip 0.1.0
@@ -111,10 +115,13 @@ class Header:
     block_size: int = BLOCK_SIZE  # the size every block but the last has (version 9; 0 in version 8: one block)
     last: bool = True  # no frame follows (version 9)
     counting: bool = False  # the payload is an lmzip.cm stream (version 10)
+    short: bool = False  # a short frame: the whole file, one stored or counted block (lmzip.coding.short)
 
     def __post_init__(self) -> None:
         if self.version < 9:  # one frame for the whole input
             self.block, self.block_size, self.last = 0, 0, True
+        if self.short:  # one block, as long as the input
+            self.block, self.block_size, self.last = 0, max(1, self.original_length), True
 
     @property
     def adapt(self) -> bool:
@@ -130,6 +137,10 @@ class Header:
 
     def pack(self) -> bytes:
         """The header bytes, its own CRC32 last."""
+        if self.short:
+            from lmzip.coding import short
+
+            return short.pack(self)
         name = self.model_name.encode("utf-8")
         if len(name) > 255:
             raise ValueError("model name longer than 255 bytes")
@@ -151,6 +162,8 @@ class Header:
     @property
     def size(self) -> int:
         """Header length in bytes."""
+        if self.short:
+            return len(self.pack())
         return (_FIXED.size + len(self.model_name.encode("utf-8")) + (_BLOCK.size if self.version >= 9 else 0)
                 + (_ADAPT.size if self.adapt else 0) + (_SEED.size if self.seed is not None else 0) + 4)
 
@@ -167,6 +180,12 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     returns the header and the payload."""
     h = parse_header(blob)
     payload = blob[h.size :]
+    if h.short:  # the payload runs to the end; its length is checked as read_frames does
+        import io
+
+        from lmzip.coding import short
+
+        return short.read(io.BytesIO(blob[4:]), blob[:4])
     if len(payload) < h.payload_length:
         raise FormatError(f"truncated file ({len(payload)} of {h.payload_length} payload bytes)")
     if len(payload) > h.payload_length:
@@ -200,6 +219,10 @@ def _check_start(blob: bytes) -> None:
 
 def parse_header(blob: bytes) -> Header:
     """Parse and check the header at the start of ``blob`` (the payload may follow, or not)."""
+    if blob[:4] == SHORT_MAGIC:
+        from lmzip.coding import short
+
+        return short.parse_header(blob)
     end = header_size(blob) - 4
     if len(blob) < end + 4:
         raise FormatError("truncated header")
@@ -315,6 +338,11 @@ def read_frames(src: BinaryIO) -> Iterator[tuple[Header, bytes]]:
         start = read_full(src, 62)
         if not start and expect > 0:
             raise FormatError(f"truncated file (block {expect} and after are missing)")
+        if start[:4] == SHORT_MAGIC and expect == 0:  # the whole file is one short frame
+            from lmzip.coding import short
+
+            yield short.read(src, start)
+            return
         if len(start) < 62:
             parse_header(start)  # raises what is wrong: bad magic, version, truncated header
         head = parse_header(start + read_full(src, header_size(start) - 62))

@@ -106,11 +106,12 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model_for: Callable[[Header]
 def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress: Progress | None,
             workers: int | None, block: int, last: bool) -> tuple[bytes, Header, float]:
     """One block's frame: counting (and what it stores) without the codec and torch, the rest by the codec."""
-    if settings.counting:
+    if settings.counting:  # the whole input in one block: a short frame (lmzip.coding.short)
         where = dict(block=block, block_size=settings.block_size, last=last)
+        whole = block == 0 and last
         if transform.looks_random(data):  # as codec.encode: nothing to find, stored without running a model
-            return (*stored_frame(data, **where), 0.0)
-        return counting.encode(data, settings.counting, progress, **where)
+            return counting.encode(data, None, None, whole, **where) if whole else (*stored_frame(data, **where), 0.0)
+        return counting.encode(data, settings.counting, progress, whole, **where)
     from lmzip.coding import codec
 
     return codec.encode(data, model, settings, progress, workers, block=block, last=last)

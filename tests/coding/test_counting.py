@@ -19,7 +19,8 @@ from lmzip.coding.settings import Settings
 from lmzip.errors import FormatError, LmzipError
 from tests.conftest import TEXT
 
-GOLDEN = Path(__file__).parent.parent / "data" / "counted-v10.lmz"  # TEXT[:600] * 4 at cm level 1
+GOLDEN = Path(__file__).parent.parent / "data" / "counted-v10.lmz"  # TEXT[:600] * 4 at cm level 1: a short frame
+FRAME = GOLDEN.with_name("counted-frame-v10.lmz")  # the same as an ordinary counting frame (as in files of blocks)
 
 
 def counted(data: bytes, level: str = "cm-1", **kw) -> bytes:
@@ -37,7 +38,7 @@ def test_counting_round_trips_without_a_model(data, coded):
     if coded:
         assert (head.version, head.arith, head.model_id, head.n_tokens, head.model_name) == (
             10, fmt.ARITH_COUNT, bytes(16), 0, "cm-1")
-        assert head.payload_length < len(data) // 4
+        assert head.short and len(blob) < len(data) // 4
 
 
 def test_counting_codes_text_smaller_than_xz_and_every_block_alone():
@@ -55,9 +56,11 @@ def test_counting_codes_text_smaller_than_xz_and_every_block_alone():
 
 def test_the_counting_golden_file_decodes_and_is_reproduced():
     data = TEXT[:600] * 4
-    assert lmzip.decompress(GOLDEN.read_bytes(), jobs=1) == data
+    assert lmzip.decompress(GOLDEN.read_bytes(), jobs=1) == data == lmzip.decompress(FRAME.read_bytes(), jobs=1)
     assert counted(data) == GOLDEN.read_bytes()  # format or counting drift fails here
-    assert hashlib.sha256(GOLDEN.read_bytes()).hexdigest()[:16] == "28b717ef193efc28"
+    assert hashlib.sha256(GOLDEN.read_bytes()).hexdigest()[:16] == "655055cd452f55cd"
+    short, frame = GOLDEN.read_bytes(), FRAME.read_bytes()  # the same coder bytes behind either header
+    assert short[fmt.parse_header(short).size :] == frame[fmt.parse_header(frame).size + 18 :]
 
 
 def test_model_names_that_ask_for_counting():
@@ -84,7 +87,7 @@ def _recrc(blob: bytes, at: int, value: bytes) -> bytes:
     (4, bytes([9]), "unsupported header flags"),  # format 9 had no counting frames
 ])
 def test_a_crafted_counting_header_is_refused_in_one_line(field, value, message):
-    blob = _recrc(GOLDEN.read_bytes(), field, value)
+    blob = _recrc(FRAME.read_bytes(), field, value)
     with pytest.raises(FormatError, match=message):
         lmzip.decompress(blob, jobs=1)
 
@@ -126,3 +129,33 @@ def test_counting_runs_without_torch(tmp_path):
                        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
     assert r.returncode == 0, r.stderr[-1500:]
     assert fmt.parse_header((tmp_path / "a.txt.lmz").read_bytes()).counting
+
+
+def test_a_small_input_is_mostly_payload():
+    """A short frame: 15 bytes of header for a small stored input, 16-18 for a counted one (PPMd: ~10)."""
+    assert len(counted(b"")) == 15 and len(counted(b"x")) == 16 and fmt.parse_header(counted(b"x")).stored
+    blob = counted(b"a" * 100_000)
+    assert len(blob) < 64 and lmzip.decompress(blob, jobs=1) == b"a" * 100_000
+
+
+@pytest.mark.parametrize("cut, message", [
+    (lambda b: b[:5], "truncated header"),
+    (lambda b: b[:12], "truncated header"),
+    (lambda b: b[:5] + b"\x03" + b[6:], "unsupported short frame kind"),
+    (lambda b: b[:4] + b"\x09" + b[5:], "unsupported format version 9 of a short frame"),
+    (lambda b: b[:8] + bytes([b[8] ^ 1]) + b[9:], "header checksum mismatch"),
+    (lambda b: b[:-3], "corrupt"),  # a counting payload cut short: the coder or the CRC says so
+    (lambda b: b + b"\0" * 5000, "a counting payload as long as the original"),
+])
+def test_a_damaged_short_frame_is_one_clean_error(cut, message):
+    with pytest.raises(LmzipError, match=message):
+        lmzip.decompress(cut(GOLDEN.read_bytes()), jobs=1)
+
+
+def test_a_stored_short_frame_holds_exactly_the_input():
+    blob = counted(os.urandom(100))
+    assert fmt.parse_header(blob).stored and lmzip.decompress(blob, jobs=1) == blob[15:]
+    with pytest.raises(FormatError, match="truncated file"):
+        lmzip.decompress(blob[:-1], jobs=1)
+    with pytest.raises(FormatError, match="trailing garbage"):
+        lmzip.decompress(blob + b"x", jobs=1)
