@@ -26,11 +26,14 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
 def import_cmd(path, name, out, context, force, quiet) -> None:
     """Turn a local Hugging Face checkpoint (GPT-2 or Llama, safetensors, byte-level BPE) into an lmzip
     model that codes in exact integer arithmetic. Nothing is downloaded."""
+    from lmzip.api import counting_level
     from lmzip.models import registry
 
     name = name or Path(path).resolve().name
     if not _NAME.fullmatch(name):
         raise LmzipError(f"bad model name {name!r} (letters, digits and . _ + -; at most 100)")
+    if counting_level(name) is not None:
+        raise LmzipError(f"{name!r} names counting (level -1, no network); choose another with --name")
     if (registry.SHIPPED / name).is_dir():
         raise LmzipError(f"{name!r} is a shipped model's name; choose another with --name")
     from lmzip.models.hf_import import import_checkpoint

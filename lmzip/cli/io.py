@@ -78,6 +78,8 @@ class IoOptions:
             raise LmzipError("-o takes one input only")
         if self.output is not None and self.to_stdout:
             raise LmzipError("-o and -c cannot be used together")
+        if self.remove and self.to_stdout:  # as gzip: -c keeps the input; and a pipe cannot be read back
+            raise LmzipError("--rm and -c cannot be used together (the input is kept with -c)")
 
 
 def io_options(mode: str) -> Callable:

@@ -65,7 +65,8 @@ def compress(**params: Any) -> None:
     model, jobs, level, mix, adapt = (params.pop(k) for k in ("model", "jobs", "level", "mix", "adapt"))
     if level is not None:  # the level's model and modes; -m, --mix and --adapt given beside it still apply
         lv = LEVELS[level]
-        model, mix, adapt = model or lv.model, mix or lv.mix, adapt or lv.adapt
+        if model is None or counting_level(model) is None:  # counting (-m cm) takes no level's modes
+            model, mix, adapt = model or lv.model, mix or lv.mix, adapt or lv.adapt
     options = dict(params, mix=mix, adapt=adapt, block_size=_size(params["block_size"]))
     try:
         Settings.make(**options, counting=counting_level(model))  # bad options fail here, before any input is read
@@ -80,7 +81,8 @@ def compress(**params: Any) -> None:
             t = coder[0].compress_stream(src, dst, bar, total)
         if io.remove and path is not None:  # read the output back and compare it with the input, block by block
             _verify(dst, path, coder[0].model, jobs, options["threads"])
-        return t, ", stored" if all(x.stored for x in t.headers) else f", model {t.first.model_name}"
+        coded = [x for x in t.headers if not x.stored]
+        return t, f", model {coded[0].model_name}" if coded else ", stored"
 
     each(io, run)
 

@@ -65,6 +65,10 @@ def train_cmd(preset, data, mix_file, dataset, split, column, valid, tokenizer, 
         path = export_checkpoint(out, tokenizer_from_json((out / "tokenizer.json").read_text()))
         ui.err.print(f"model written to {path}")
         return
+    from lmzip.api import counting_level
+
+    if counting_level(name or out.name) is not None:
+        raise LmzipError(f"{name or out.name!r} names counting (level -1, no network); choose another --name")
     p = registry.PRESETS[preset]
     sources = list(data)
     if dataset:

@@ -154,6 +154,9 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
     # the record (row) length; it is adopted once proposed three times running
     last = np.zeros(256, dtype=np.int64)   # where each byte value was last seen (+1)
     lastd = np.zeros(256, dtype=np.int64)  # the distance between its last two sightings
+    # NB: `cand` is both the record model's candidate row length and, below, the match table's lookup,
+    # which overwrites it whenever no match is held. The files this format writes depend on that
+    # sharing (it helps tables: kennedy.xls, ptt5), so it stays; a change would be a new cm version.
     rlen, cand, cand_n = 0, 0, 0
     line, pline = 0, 0  # where the current and the previous text line start
     for i in range(n):

@@ -24,7 +24,11 @@ def encode(data: bytes, level: int | None, progress: Progress | None = None, who
     from lmzip.cm import format as cmfmt
     from lmzip.coding import short
 
-    payload = cm.compress(data, level) if level is not None else None
+    try:
+        payload = cm.compress(data, level) if level is not None else None
+    except MemoryError as e:  # the level's tables (up to 797 MiB at 9) did not fit
+        raise LmzipError(f"not enough memory for the tables of counting level {level} "
+                         f"({cm.table_bytes(level) >> 20} MiB); choose a lower one (-m cm-1 ... cm-8)") from e
     if progress:
         progress(len(data), len(data))
     if whole:

@@ -74,13 +74,18 @@ def load_mix(path: str | Path, root: str | Path | None = None) -> Mix:
         raise LmzipError(f"{path}: {e.strerror or e}") from e
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise LmzipError(f"{path}: not a mix file ({e})") from e
+    if not isinstance(d.get("root", "."), str):
+        raise LmzipError(f"{path}: root must be a path (a string)")
     base = Path(root) if root is not None else path.parent / d.get("root", ".")
     raw = d.get("source")
-    if not isinstance(raw, list) or not raw:
+    if not isinstance(raw, list) or not raw or not all(isinstance(s, dict) for s in raw):
         raise LmzipError(f"{path}: a mix needs at least one [[source]]")
     sources, total = [], 0.0
     for i, s in enumerate(raw):
-        name = s.get("name", f"source{i}")
+        name = str(s.get("name", f"source{i}"))
+        for k in ("train", "valid"):
+            if not isinstance(s.get(k, []), list) or not all(isinstance(f, str) for f in s.get(k, [])):
+                raise LmzipError(f"{path}: source {name!r}: {k} must be a list of file names")
         weight = s.get("weight")
         if not isinstance(weight, int | float) or not weight > 0 or not math.isfinite(weight):
             raise LmzipError(f"{path}: source {name!r} needs a positive weight")
@@ -177,6 +182,11 @@ class MixBatches:
         return {"src": self.src.tolist(), "pos": self.pos.tolist(), "fresh": self.fresh.tolist()}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Resume; a checkpoint of another batch size or mix is refused in one line, not run on."""
+        n = len(self.data.weights)
+        if len(d["src"]) != self.B or any(not 0 <= s < n for s in d["src"]) or \
+                any(not 0 <= p < len(self.data.tokens) for p in d["pos"]):
+            raise LmzipError("the checkpoint was written for another batch size or mix: resume with the same ones")
         self.src[:], self.pos[:], self.fresh[:] = d["src"], d["pos"], d["fresh"]
 
 

@@ -182,14 +182,27 @@ def read_checkpoint(path: Path, context: int | None = None):
     return model.eval(), tok, kind
 
 
+def _is_model_folder(folder: Path) -> bool:
+    """Whether ``folder`` is an lmzip model folder (its config.json says so)."""
+    try:
+        return json.loads((folder / "config.json").read_text()).get("format") == "lmzip-model"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def import_checkpoint(path: Path, out: Path, context: int | None = None, replace: bool = False):
     """Write the lmzip model folder ``out`` for the checkpoint at ``path`` (an existing ``out`` only with
     ``replace``, and only once the checkpoint has been read); returns (model id, the predictor, model_type)."""
     from lmzip.models.checkpoint import save_model
 
-    out = Path(out)
+    out, src = Path(out), Path(path).resolve()
+    dest = out.resolve()
+    if dest == src or src in dest.parents or dest in src.parents:  # never write over the checkpoint itself
+        raise LmzipError(f"{out}: the model would overwrite the checkpoint it is made from; choose another --out")
     if out.exists() and not replace:
         raise LmzipError(f"{out} exists (use -f to replace it)")
+    if out.exists() and not _is_model_folder(out):  # -f replaces an lmzip model, never other files
+        raise LmzipError(f"{out} exists and is not an lmzip model folder; -f replaces only those")
     model, tok, kind = read_checkpoint(path, context)
     if out.exists():
         shutil.rmtree(out)

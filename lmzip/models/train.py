@@ -121,6 +121,8 @@ class Batches:
         return {"pos": self.pos.tolist(), "fresh": self.fresh.tolist()}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
+        if len(d["pos"]) != len(self.pos):
+            raise LmzipError("the checkpoint was written for another batch size: resume with the same one")
         self.pos[:] = d["pos"]
         self.fresh[:] = d["fresh"]
 
@@ -195,7 +197,10 @@ def train(cfg: TrainConfig, tok: Tokenizer, on_log: Callable[[dict[str, Any]], N
     run = Path(cfg.out)
     run.mkdir(parents=True, exist_ok=True)
     if ranks.main:
-        (run / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
+        before = run / "train_config.json"
+    if (run / "ckpt.json").exists() and before.exists() and json.loads(before.read_text()).get("mix") != cfg.mix:
+        raise LmzipError(f"{run}: the run was started with another training mix; resume it with the same one")
+    (run / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
     dev = ranks.device  # cfg.device, or this rank's GPU
     mcfg: ModelConfig = config_from_dict(cfg.model)
     train_files, valid_files = list_files(cfg.train), list_files(cfg.valid) if cfg.valid else []

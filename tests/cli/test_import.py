@@ -131,3 +131,18 @@ def test_what_cannot_be_imported_gets_one_line(run, hf_checkpoints, tmp_path, ca
         name = "gpt-wide"
     _one_line_error(run("import", src, "--name", name), message)
     assert not (tmp_path / "data" / "lmzip" / "models" / name).exists()
+
+
+def test_import_never_writes_over_the_checkpoint_or_other_files(run, hf_checkpoints, tmp_path):
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(hf_checkpoints["gpt2"], ckpt)
+    before = sorted(p.name for p in ckpt.iterdir())
+    _one_line_error(run("import", ckpt, "--out", tmp_path, "-f"), "would overwrite the checkpoint")
+    _one_line_error(run("import", ckpt, "--out", ckpt, "-f"), "would overwrite the checkpoint")
+    assert sorted(p.name for p in ckpt.iterdir()) == before
+    (tmp_path / "models" / "docs").mkdir(parents=True)
+    (tmp_path / "models" / "docs" / "keep.txt").write_text("mine")
+    _one_line_error(run("import", ckpt, "--out", tmp_path / "models", "--name", "docs", "-f"),
+                    "is not an lmzip model folder")
+    assert (tmp_path / "models" / "docs" / "keep.txt").read_text() == "mine"
+    _one_line_error(run("import", ckpt, "--name", "cm"), "names counting")

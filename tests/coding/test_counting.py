@@ -159,3 +159,17 @@ def test_a_stored_short_frame_holds_exactly_the_input():
         lmzip.decompress(blob[:-1], jobs=1)
     with pytest.raises(FormatError, match="trailing garbage"):
         lmzip.decompress(blob + b"x", jobs=1)
+
+
+def test_a_level_beside_counting_brings_no_modes_and_rm_refuses_stdout(tmp_path):
+    from click.testing import CliRunner
+
+    from lmzip.cli import main
+
+    (tmp_path / "a.txt").write_bytes(TEXT * 2)
+    r = CliRunner().invoke(main, ["-3", "-m", "cm", "-q", "-c", str(tmp_path / "a.txt")])
+    assert r.exit_code == 0, r.output  # -3's --mix belongs to its network, not to counting
+    assert fmt.parse_header(r.stdout_bytes).counting
+    r = CliRunner().invoke(main, ["compress", "-c", "--rm", str(tmp_path / "a.txt")])
+    assert r.exit_code == 1 and "--rm and -c cannot be used together" in r.output
+    assert (tmp_path / "a.txt").exists()

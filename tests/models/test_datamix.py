@@ -104,3 +104,27 @@ def test_lmzip_train_takes_a_mix(mix_file, tmp_path):
     assert set(meta["valid_kinds"]) == {"prose", "code"} and meta["data"][1].endswith("code.txt.xz")
     r = CliRunner().invoke(main, [*args, "--data", str(mix_file)])
     assert r.exit_code == 1 and "--mix names its own files" in r.output
+
+
+@pytest.mark.parametrize("text, message", [
+    ('source = ["x"]', "a mix needs at least one"),
+    ('root = 1\n[[source]]\nname = "a"\ntrain = ["a"]\nweight = 1', "root must be a path"),
+    ('[[source]]\nname = "a"\ntrain = "a.txt"\nweight = 1', "train must be a list of file names"),
+])
+def test_a_mix_of_the_wrong_shape_is_one_clear_error(tmp_path, text, message):
+    (tmp_path / "m.toml").write_text(text)
+    with pytest.raises(LmzipError, match=message):
+        datamix.load_mix(tmp_path / "m.toml")
+
+
+def test_resuming_with_another_mix_or_batch_is_refused(mix_file, tmp_path):
+    mix = datamix.load_mix(mix_file)
+    cfg = TrainConfig(model={"arch": "lstm", "vocab_size": 256, "n_layer": 1, "n_embd": 16, "context": 16},
+                      train=mix.train_files(), valid=mix.valid_files(), out=str(tmp_path / "run"), steps=2,
+                      batch=2, warmup=1, eval_every=2, ckpt_every=2, eval_tokens=64, mix=mix.to_dict())
+    train(cfg, ByteTokenizer())
+    other = dict(mix.to_dict(), sources=mix.to_dict()["sources"][:1])
+    with pytest.raises(LmzipError, match="started with another training mix"):
+        train(TrainConfig(**{**cfg.__dict__, "steps": 4, "mix": other}), ByteTokenizer())
+    with pytest.raises(LmzipError, match="another batch size or mix"):
+        train(TrainConfig(**{**cfg.__dict__, "steps": 4, "batch": 3}), ByteTokenizer())
