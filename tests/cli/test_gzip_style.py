@@ -20,15 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "data" / "golden-gpt"
 
 
-@pytest.fixture()
-def work(tmp_path, model_dir, monkeypatch):
-    """A folder with a.txt (the current directory) and the tiny-gpt model installed."""
-    (tmp_path / "work").mkdir()
-    monkeypatch.chdir(tmp_path / "work")
-    (tmp_path / "work" / "a.txt").write_bytes(TEXT)
-    return tmp_path / "work"
-
-
 def run(*args, input=None, cli=main):
     """Run ``cli ARGS`` in-process."""
     return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)

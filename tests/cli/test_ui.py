@@ -28,15 +28,6 @@ GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden-gpt"
 BAR = "━"  # what rich draws a bar with
 
 
-@pytest.fixture()
-def work(tmp_path, model_dir, monkeypatch):
-    """A folder with a.txt (the current directory) and the tiny-gpt model installed."""
-    (tmp_path / "work").mkdir()
-    monkeypatch.chdir(tmp_path / "work")
-    (tmp_path / "work" / "a.txt").write_bytes(TEXT)
-    return tmp_path / "work"
-
-
 def run(*args, input=None):
     return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
 
