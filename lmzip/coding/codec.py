@@ -25,8 +25,7 @@ import torch
 
 from lmzip.coding import counting, mix, parallel, transform
 from lmzip.coding.coder import Decoder, Encoder, coded_bits
-from lmzip.coding.format import Header, crc32, decode_memory, join_streams, split_streams, verify
-from lmzip.coding.format import stored_frame as fmt_stored_frame
+from lmzip.coding.format import Header, crc32, decode_memory, join_streams, split_streams, stored_frame, verify
 from lmzip.coding.learn import Learner
 from lmzip.coding.settings import LEARNING, AdaptConfig, Settings
 from lmzip.errors import FormatError, IntegrityError, LmzipError
@@ -201,7 +200,7 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
         raise ValueError(f"a block of {len(data)} bytes is longer than the block size {settings.block_size}")
     where = dict(block=block, block_size=settings.block_size, last=last)
     if transform.looks_random(data):  # nothing for a model to find: store it without running one
-        return (*_stored(data, **where), 0.0)
+        return (*stored_frame(data, **where), 0.0)
     if settings.counting:
         return counting.encode(data, settings.counting, progress, **where)
     text, crlf = transform.prepare(data)
@@ -210,7 +209,7 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
         raise IntegrityError("the tokenizer does not round-trip this input")
     head = header(data, model, settings, **where)
     if len(tokens) == 0:
-        return (*_stored(data, **where), 0.0)
+        return (*stored_frame(data, **where), 0.0)
     head.crlf, head.n_tokens = crlf, len(tokens)
     head.segment_length, head.groups = settings.layout(len(tokens))
     layout = Layout.of(len(tokens), head.segment_length, head.groups)
@@ -222,7 +221,7 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     payload = join_streams([r[0] for r in results])
     bits = sum(r[1] for r in results)
     if len(payload) >= len(data):  # coding would not shrink it: store the input as it is
-        return (*_stored(data, **where), bits)
+        return (*stored_frame(data, **where), bits)
     head.payload_length = len(payload)
     return head.pack() + payload, head, bits
 
@@ -232,7 +231,6 @@ def _sizes(lengths: np.ndarray, bounds: list[tuple[int, int]]) -> list[int]:
     return [int(lengths[a:b].sum()) for a, b in bounds]
 
 
-_stored = fmt_stored_frame
 
 
 def settings_of(head: Header, device: str = "cpu") -> Settings:

@@ -19,7 +19,7 @@ Progress = Callable[[int, int], None]
 def encode(data: bytes, level: int | None, progress: Progress | None = None, whole: bool = False,
            **where) -> tuple[bytes, Header, float]:
     """The block's frame coded at cm ``level`` (or stored where that would not shrink it, or where
-    ``level`` is None), and its bits; ``whole``: the block is the whole input, so a short frame."""
+    ``level`` is None: nothing coded, 0 bits), and its bits; ``whole``: the whole input, so a short frame."""
     from lmzip import cm
     from lmzip.cm import format as cmfmt
     from lmzip.coding import short
@@ -34,9 +34,9 @@ def encode(data: bytes, level: int | None, progress: Progress | None = None, who
     if whole:
         keep = payload is not None and len(payload) - cmfmt.HEADER_BYTES < len(data)
         blob, head = short.frame(data, level, payload if keep else None)
-        return blob, head, 8.0 * (len(blob) - head.size)
+        return blob, head, 8.0 * len(payload or b"")
     if payload is None or len(payload) >= len(data):
-        return (*stored_frame(data, **where), 8.0 * len(payload or data))
+        return (*stored_frame(data, **where), 8.0 * len(payload or b""))
     head = Header(len(data), crc32(data), counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}",
                   payload_length=len(payload), **where)
     return head.pack() + payload, head, 8.0 * len(payload)

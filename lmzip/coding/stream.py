@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
 from lmzip.coding import counting, transform
-from lmzip.coding.format import Header, read_frames, read_full, stored_frame, verify
+from lmzip.coding.format import Header, read_frames, read_full, verify
 from lmzip.coding.settings import Settings
 from lmzip.errors import LmzipError
 
@@ -83,15 +83,15 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model_for: Callable[[Header]
     for head, payload in read_frames(src):
         size = head.size + len(payload)
         try:
-            where = _within(progress, out.compressed, size, total)
+            report = _within(progress, out.compressed, size, total)
             if head.stored:
                 data = verify(head, payload)
             elif head.counting:
-                data = counting.decode(head, payload, where)
+                data = counting.decode(head, payload, report)
             else:
                 from lmzip.coding import codec
 
-                data = codec.decode(head, payload, model_for(head), where, workers, device, threads)
+                data = codec.decode(head, payload, model_for(head), report, workers, device, threads)
         except LmzipError as e:
             if head.version >= 9 and (head.block > 0 or not head.last):
                 raise type(e)(f"block {head.block}: {e}") from e
@@ -107,11 +107,10 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
             workers: int | None, block: int, last: bool) -> tuple[bytes, Header, float]:
     """One block's frame: counting (and what it stores) without the codec and torch, the rest by the codec."""
     if settings.counting:  # the whole input in one block: a short frame (lmzip.coding.short)
-        where = dict(block=block, block_size=settings.block_size, last=last)
-        whole = block == 0 and last
-        if transform.looks_random(data):  # as codec.encode: nothing to find, stored without running a model
-            return counting.encode(data, None, None, whole, **where) if whole else (*stored_frame(data, **where), 0.0)
-        return counting.encode(data, settings.counting, progress, whole, **where)
+        # as codec.encode: random data is stored without running a model (level None)
+        level = None if transform.looks_random(data) else settings.counting
+        return counting.encode(data, level, progress, block == 0 and last, block=block,
+                               block_size=settings.block_size, last=last)
     from lmzip.coding import codec
 
     return codec.encode(data, model, settings, progress, workers, block=block, last=last)
