@@ -12,6 +12,8 @@ file's arithmetic (lmzip.coding.settings):
   - exact with learning (4, or 2): the same, and after every block of steps encoder and decoder take
     the same learning step (lmzip.coding.learn, in lmzip.arith.detfloat's deterministic float64) and rebuild
     the exact predictor from the new weights.
+With mix (format 11) the coder is lmzip.coding.hybrid's: each token coded bit by bit, the counts
+mixed with the counting models of lmzip.cm; without it, constriction's range coder codes the counts.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from lmzip.coding import counting, mix, parallel, transform
+from lmzip.coding import counting, hybrid, mix, parallel, transform
 from lmzip.coding.coder import Decoder, Encoder, coded_bits
 from lmzip.coding.format import Header, crc32, decode_memory, join_streams, split_streams, stored_frame, verify
 from lmzip.coding.learn import Learner
-from lmzip.coding.settings import LEARNING, AdaptConfig, Settings
+from lmzip.coding.settings import LEARNING, MIX_LEVEL, AdaptConfig, Settings
 from lmzip.errors import FormatError, IntegrityError, LmzipError
 from lmzip.models.checkpoint import LoadedModel
 
@@ -99,7 +101,7 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
     B, L = len(lengths), int(lengths.max())
     toks = np.zeros((B, L), dtype=np.int64)
     state = pred.start(B)
-    mixer = mix.MatchMixer(toks, lengths) if settings.mix else None
+    mixer = mix.MatchMixer(toks, lengths) if settings.match else None
     inp = torch.full((B,), pred.bos, dtype=torch.long, device=settings.device)
     done, total = 0, int(lengths.sum())
     # a pass must not span a learning step: blocks that are whole numbers of passes, or single steps
@@ -153,9 +155,16 @@ def trace(data: bytes, model: LoadedModel, settings: Settings, visit: Visit,
     return tokens, crlf, layout
 
 
-def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, settings: Settings,
+def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, settings: Settings, original: int,
                   progress: Progress | None = None) -> tuple[bytes, float]:
-    """Code one group of segments: its range-coder words and the bits the coder paid."""
+    """Code one group of segments: its range-coder words (or with mix, its counting-mixed coder's
+    bytes) and the bits the coder paid (``original``: the block's length, which bounds a segment's)."""
+    if settings.mix:
+        mixed = hybrid.GroupCoder(model.tokenizer, lengths, settings.mix_level, original, known=segs)
+        with computation(settings):
+            _lockstep(model, lengths, settings, mixed.code, progress, known=segs)
+        payload = mixed.finish()
+        return payload, 8.0 * len(payload)
     enc, bits = Encoder(), [0.0]
 
     def code(t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -168,13 +177,16 @@ def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, set
     return enc.finish(), bits[0]
 
 
-def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, settings: Settings,
+def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, settings: Settings, original: int,
                   progress: Progress | None = None) -> np.ndarray:
     """The mirror image of _encode_group: the group's tokens, segment after segment."""
-    dec = Decoder(payload)
+    if settings.mix:
+        code = hybrid.GroupCoder(model.tokenizer, lengths, settings.mix_level, original, payload=payload).code
+    else:
+        dec = Decoder(payload)
 
-    def code(t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        return dec.code(None, counts)
+        def code(t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+            return dec.code(None, counts)
 
     with computation(settings):
         toks = _lockstep(model, lengths, settings, code, progress)
@@ -184,7 +196,7 @@ def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, setti
 def header(data: bytes, model: LoadedModel, settings: Settings, **where) -> Header:
     """The header every block coded with ``settings`` starts from (layout and payload filled in later)."""
     head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name, arith=settings.arith,
-                  mix=settings.mix, seed=model.seed, **where)
+                  mix=settings.mix, seed=model.seed, mix_level=settings.mix_level if settings.mix else 0, **where)
     if settings.adapt:
         head.adapt_optimizer, head.adapt_block = settings.adapt.optimizer, settings.adapt.block
         head.adapt_lr = float(np.float32(settings.adapt.lr))
@@ -216,7 +228,7 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     segs, bounds = layout.segments(np.asarray(tokens)), layout.bounds()
     workers = workers or parallel.default_workers()
     settings = with_threads(settings, min(workers, head.groups))
-    tasks = [(segs[a:b], layout.lengths[a:b], settings) for a, b in bounds]
+    tasks = [(segs[a:b], layout.lengths[a:b], settings, len(data)) for a, b in bounds]
     results = parallel.map_groups(_encode_group, model, tasks, workers, progress, _sizes(layout.lengths, bounds))
     payload = join_streams([r[0] for r in results])
     bits = sum(r[1] for r in results)
@@ -237,7 +249,8 @@ def settings_of(head: Header, device: str = "cpu") -> Settings:
     """What a file was coded with, as the decoder must repeat it (``device``: exact files only)."""
     adapt = AdaptConfig(head.adapt_lr, head.adapt_block, head.adapt_optimizer) if head.adapt else None
     counts = next(a for a, learning in LEARNING.items() if head.arith in (a, learning))
-    return Settings(mix=head.mix, adapt=adapt, seed=head.seed, device=device, counts_arith=counts)
+    return Settings(mix=head.hybrid, adapt=adapt, seed=head.seed, device=device, counts_arith=counts,
+                    mix_level=head.mix_level or MIX_LEVEL, match=head.mix and not head.hybrid)
 
 
 def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Progress | None = None,
@@ -251,15 +264,18 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
     if model is None:
         raise ValueError("a coded file needs its model")
     need, have = decode_memory(head), parallel.available_memory()
+    if head.hybrid:  # each group's counting tables and byte buffer (the groups may all run at once)
+        need += hybrid.memory(head, model.tokenizer)
     if have is not None and need > have:
         raise LmzipError(f"needs {need / 2**30:.1f} GiB of memory to decode, {have / 2**30:.1f} GiB available")
     workers = workers or parallel.default_workers()
     settings = with_threads(replace(settings_of(head, device), threads=threads), min(workers, head.groups))
     layout = Layout.of(head.n_tokens, head.segment_length, head.groups)
     streams = split_streams(payload, head.groups)
-    if any(len(s) % 4 for s in streams):
+    if not head.hybrid and any(len(s) % 4 for s in streams):
         raise FormatError("corrupt data (a stream is not a whole number of 32-bit words)")
-    tasks = [(st, layout.lengths[a:b], settings) for st, (a, b) in zip(streams, layout.bounds(), strict=True)]
+    tasks = [(st, layout.lengths[a:b], settings, head.original_length)
+             for st, (a, b) in zip(streams, layout.bounds(), strict=True)]
     try:
         parts = parallel.map_groups(_decode_group, model, tasks, workers, progress,
                                     _sizes(layout.lengths, layout.bounds()))

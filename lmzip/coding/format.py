@@ -15,10 +15,12 @@ The layout of a frame (little-endian):
 | offset | size | field |
 |---|---|---|
 | 0 | 4 | magic `89 4C 4D 5A` (`\\x89LMZ`; the first byte is not ASCII) |
-| 4 | 1 | format version (10; 8 and 9 are still read) |
+| 4 | 1 | format version (11; 8 to 10 are still read) |
 | 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
-ends; every LF becomes CRLF after decoding); bit 2 = mix (the model's counts were mixed with the
-online match model of lmzip.coding.mix); bit 3 = adapt (the model learned while coding, lmzip.coding.learn);
+ends; every LF becomes CRLF after decoding); bit 2 = mix (versions 8-10: the model's counts were mixed
+with the online token match model of lmzip.coding.mix; version 11: the tokens were coded bit by bit,
+the model mixed with the counting models of lmzip.cm, lmzip.coding.hybrid); bit 3 = adapt (the model
+learned while coding, lmzip.coding.learn);
 bit 4 = seed (the model is the architecture preset named below with seeded random weights); bit 5 = last
 (versions 9-10: no frame follows); bit 6 = counting (version 10: the payload is an lmzip.cm stream, coded
 by context mixing of counts with no language model; model id 0, no tokens); bit 7 reserved, must be 0 |
@@ -27,7 +29,8 @@ same and learning in deterministic float64 (lmzip.arith.detfloat); 1 and 2 = the
 (exact.Q9), written by lmzip 0.3.0-0.4.0; 5 = counting context mixing v1 in integers (lmzip.cm; the counting
 flag). All decode on any machine. 0 was lmzip 0.2.0's machine-bound
 float32 learning while coding, which this reader refuses with one line |
-| 7 | 4 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
+| 7 | 1 | version 11 with the mix flag: the counting level whose tables are mixed in (1-9); else 0 |
+| 8 | 3 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
 | 11 | 2 | number of segment groups - 1 (groups are coded independently, in parallel) |
 | 13 | 8 | original length in bytes (of this block) |
 | 21 | 8 | payload length in bytes |
@@ -58,8 +61,11 @@ from lmzip.errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
 SHORT_MAGIC = b"\x89LMz"  # version 10: a short frame (lmzip.coding.short)
-VERSION = 10
-READS = (8, 9, 10)  # format 8: one frame for the whole input (lmzip 0.3.0-0.4.0); 9: no counting frames
+VERSION = 11
+# format 8: one frame for the whole input (lmzip 0.3.0-0.4.0); 9: no counting frames; 10 (lmzip 0.6):
+# mix was the token match model
+READS = (8, 9, 10, 11)
+MIXES_COUNTING = 11  # from this version on, the mix flag means counting mixed in (lmzip.coding.hybrid)
 PRE_RELEASE = range(1, 8)  # machine-bound formats, written by lmzip 0.1.0
 FLAG_STORED = 0x01
 FLAG_CRLF = 0x02
@@ -71,6 +77,7 @@ FLAG_COUNT = 0x40  # version 10
 KNOWN_FLAGS = {8: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED}
 KNOWN_FLAGS[9] = KNOWN_FLAGS[8] | FLAG_LAST
 KNOWN_FLAGS[10] = KNOWN_FLAGS[9] | FLAG_COUNT
+KNOWN_FLAGS[11] = KNOWN_FLAGS[10]
 ARITHMETICS = {1: "exact integer v1", 2: "exact integer v1, learning in deterministic float64 v1",
                3: "exact integer v3 (int8)",
                4: "exact integer v3 (int8), learning in deterministic float64 v2 (int8 products)",
@@ -116,6 +123,12 @@ class Header:
     last: bool = True  # no frame follows (version 9)
     counting: bool = False  # the payload is an lmzip.cm stream (version 10)
     short: bool = False  # a short frame: the whole file, one stored or counted block (lmzip.coding.short)
+    mix_level: int = 0  # version 11 with mix: the counting level mixed in
+
+    @property
+    def hybrid(self) -> bool:
+        """Whether the tokens were coded bit by bit with counting mixed in (lmzip.coding.hybrid)."""
+        return self.mix and self.version >= MIXES_COUNTING
 
     def __post_init__(self) -> None:
         if self.version < 9:  # one frame for the whole input
@@ -148,7 +161,7 @@ class Header:
                  | (FLAG_ADAPT if self.adapt else 0) | (FLAG_SEED if self.seed is not None else 0)
                  | (FLAG_LAST if self.last and self.version >= 9 else 0) | (FLAG_COUNT if self.counting else 0))
         body = _FIXED.pack(
-            MAGIC, self.version, flags, self.arith, 0, 0, 0, 0, self.groups - 1, self.original_length,
+            MAGIC, self.version, flags, self.arith, self.mix_level, 0, 0, 0, self.groups - 1, self.original_length,
             self.payload_length, self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
         ) + name
         if self.version >= 9:
@@ -214,7 +227,7 @@ def _check_start(blob: bytes) -> None:
         raise FormatError(f"written by a pre-release lmzip, format {blob[4]}: decode it with lmzip 0.1.0 "
                           "on the machine that wrote it")
     if blob[4] not in READS:
-        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads versions 8 to 10)")
+        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads versions 8 to 11)")
 
 
 def parse_header(blob: bytes) -> Header:
@@ -237,7 +250,7 @@ def parse_header(blob: bytes) -> Header:
                           "lmzip 0.2.0 on the machine that wrote it")
     if arith not in ARITHMETICS:
         raise FormatError(f"unsupported arithmetic version {arith} (written by a newer lmzip?)")
-    if any(reserved):
+    if any(reserved[1:]) or reserved[0] and version < MIXES_COUNTING:
         raise FormatError("corrupt header (reserved bytes 7-10 are not 0)")
     try:
         name = blob[_FIXED.size : _FIXED.size + n].decode("utf-8")
@@ -245,7 +258,7 @@ def parse_header(blob: bytes) -> Header:
         raise FormatError("corrupt header (model name is not UTF-8)") from e
     h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), bool(flags & FLAG_MIX), mid, name,
                ntok, seg, arith, payload_length=plen, groups=groups_m1 + 1, version=version, block_size=0,
-               counting=bool(flags & FLAG_COUNT))
+               counting=bool(flags & FLAG_COUNT), mix_level=reserved[0])
     at = _FIXED.size + n
     if version >= 9:
         h.block, h.block_size = _BLOCK.unpack_from(blob, at)
@@ -264,6 +277,8 @@ def parse_header(blob: bytes) -> Header:
 
 def _check_layout(h: Header) -> None:
     """Fields that contradict each other (a crafted or damaged header with a recomputed CRC)."""
+    if h.mix_level and (h.stored or h.counting or not h.hybrid):
+        raise FormatError("corrupt header (a counting level mixed in without the mix flag)")
     if h.version >= 9:
         if h.block_size == 0 or h.original_length > h.block_size:
             raise FormatError("corrupt header (a block longer than the block size)")
@@ -283,6 +298,8 @@ def _check_layout(h: Header) -> None:
         return
     if h.n_tokens == 0 or h.segment_length == 0:
         raise FormatError("corrupt header (a coded file with no tokens or zero segment length)")
+    if h.hybrid and not 1 <= h.mix_level <= 9:
+        raise FormatError("corrupt header (the counting level mixed in does not match the mix flag)")
     if h.n_tokens > h.original_length:  # every token stands for at least one byte
         raise FormatError("corrupt header (more tokens than original bytes)")
     if h.adapt != (h.arith in ARITH_LEARNING):

@@ -27,6 +27,9 @@ MAX_GROUPS = 16
 # grow with the input: a 4 MiB block holds ~1.2 M tokens, 256 segments of ~4,700 (benchmarks/results/memory.md)
 BLOCK_SIZE = format.BLOCK_SIZE
 MAX_BLOCK = (1 << 32) - 1
+# --mix mixes the counting models in with the tables of this level (111 MiB per group; level 8's 405
+# MiB gain 1% over the bench files, benchmarks/results/cm.md)
+MIX_LEVEL = 6
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ class Settings:
     """How to code: the mode (mix, adapt, seed), the layout (segment, rows, groups) and where it runs
     (device, threads: they change the speed, never the bits)."""
 
-    mix: bool = False  # mix in the online match model (lmzip.coding.mix)
+    mix: bool = False  # mix the counting models in, bit by bit (lmzip.coding.hybrid; format 11)
     adapt: AdaptConfig | None = None  # learn while coding (lmzip.coding.learn)
     seed: int | None = None  # start from the preset's seeded random weights (with adapt)
     segment: int | None = None  # tokens per segment; None: chosen from the input size
@@ -83,6 +86,8 @@ class Settings:
     counts_arith: int = ARITH_EXACT  # the arithmetic of the counts (1: old files, and learning from scratch)
     block_size: int = BLOCK_SIZE  # bytes per independently coded block
     counting: int | None = None  # code by counting alone (lmzip.cm) at this level 1..9, with no model
+    mix_level: int = MIX_LEVEL  # with mix: the counting level whose tables are mixed in
+    match: bool = False  # decoding a file of format 8-10 with mix: its token match model (lmzip.coding.mix)
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
@@ -115,7 +120,8 @@ class Settings:
             rows = SCRATCH_ROWS if rows is None and segment is None else rows
             groups = SCRATCH_GROUPS if groups is None else groups
             counts = SCRATCH_ARITH
-        return cls(mix, cfg, seed, segment, rows, groups, device, threads, counts, block_size or BLOCK_SIZE, counting)
+        return cls(mix, cfg, seed, segment, rows, groups, device, threads, counts, block_size or BLOCK_SIZE, counting,
+                   MIX_LEVEL)
 
     @property
     def arith(self) -> int:

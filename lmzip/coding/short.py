@@ -30,7 +30,7 @@ from lmzip.coding.format import ARITH_COUNT, Header, crc32, read_full
 from lmzip.errors import FormatError
 
 MAGIC = b"\x89LMz"
-VERSION = 10
+VERSION = 10  # short frames came with format 10 and did not change in 11: they still say 10
 STORED, COUNTING = 1, 2
 MAX_LENGTH = (1 << 63) - 1
 
@@ -74,14 +74,14 @@ def pack(head: Header) -> bytes:
 def frame(data: bytes, level: int | None, coded: bytes | None) -> tuple[bytes, Header]:
     """The whole file for one block: counted (``coded``: the cm stream, its own header dropped) or stored."""
     if coded is None:
-        head = Header(len(data), crc32(data), stored=True, payload_length=len(data), short=True)
+        head = Header(len(data), crc32(data), stored=True, payload_length=len(data), short=True, version=VERSION)
         payload = data
     else:
         from lmzip.cm import format as cmfmt
 
         payload = coded[cmfmt.HEADER_BYTES :]
         head = Header(len(data), crc32(data), counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}",
-                      payload_length=len(payload), short=True)
+                      payload_length=len(payload), short=True, version=VERSION)
     return pack(head) + payload, head
 
 
@@ -103,11 +103,11 @@ def parse_header(blob: bytes) -> Header:
         raise FormatError("corrupt header (header checksum mismatch)")
     (crc,) = struct.unpack_from("<I", blob, at)
     if kind == STORED:
-        return Header(length, crc, stored=True, short=True)
+        return Header(length, crc, stored=True, short=True, version=VERSION)
     level = blob[at + 4]
     if not 1 <= level <= 9:
         raise FormatError(f"corrupt header (counting level {level})")
-    return Header(length, crc, counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}", short=True)
+    return Header(length, crc, counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}", short=True, version=VERSION)
 
 
 def read(src: BinaryIO, start: bytes) -> tuple[Header, bytes]:

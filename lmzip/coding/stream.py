@@ -113,7 +113,20 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
                                block_size=settings.block_size, last=last)
     from lmzip.coding import codec
 
-    return codec.encode(data, model, settings, progress, workers, block=block, last=last)
+    coded = codec.encode(data, model, settings, progress, workers, block=block, last=last)
+    if settings.mix and not coded[1].stored:
+        counted = counted_instead(data, settings, block, last)
+        if counted is not None and len(counted[0]) < len(coded[0]):
+            return counted
+    return coded
+
+
+def counted_instead(data: bytes, settings: Settings, block: int, last: bool) -> tuple[bytes, Header, float] | None:
+    """With mix: the block counted alone with the same tables, which the stream keeps where it is the
+    smaller frame (a block the language model barely knows: a binary, a table; or one so small that a
+    short frame's header decides)."""
+    return counting.encode(data, settings.mix_level, None, block == 0 and last, block=block,
+                           block_size=settings.block_size, last=last)
 
 
 def _within(progress: Progress | None, before: int, size: int, total: int | None) -> Progress | None:

@@ -108,7 +108,7 @@ def test_an_adapt_file_is_listed_with_the_learning_arithmetic(run, work):
 
 @pytest.mark.parametrize(
     "content, message",
-    [(b"", "bad magic"), (b"\x89LMZ\x0b" + bytes(80), "unsupported format version 11"),
+    [(b"", "bad magic"), (b"\x89LMZ\x0c" + bytes(80), "unsupported format version 12"),
      (b"\x89LMZ\x07" + bytes(80), "pre-release lmzip, format 7"),
      (b"plain text", "bad magic")],
 )
@@ -170,7 +170,7 @@ def test_models_lists_installed(run):
     assert r.exit_code == 0 and '"name": "tiny-gpt"' in r.stdout
 
 
-def test_verbose_and_mix(run, work):
+def test_verbose_and_mix(run, work, model_frames):
     r = run("compress", "-m", "tiny-gpt", "-v", "--mix", "a.txt")
     assert r.exit_code == 0 and "segments of" in r.stderr and ", mix" in r.stderr and "KB/s" in r.stderr
     (work / "a.txt").unlink()

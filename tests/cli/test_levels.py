@@ -41,7 +41,7 @@ def test_the_levels_are_a_frontier_of_shipped_models():
     (["compress", "-2", "--adapt"], "lstm-wide", False, True),  # flags add to the level's
     (["compress", "-5", "-m", "lstm-small"], "lstm-small", True, False),  # -m replaces the level's model
 ])
-def test_a_level_codes_with_its_model_and_modes(run, tmp_path, args, model, mix, adapt):
+def test_a_level_codes_with_its_model_and_modes(run, tmp_path, args, model, mix, adapt, model_frames):
     r = run(*args, "-q", "-c", "a.txt")
     assert r.exit_code == 0, r.output
     head = api.inspect(r.stdout_bytes)

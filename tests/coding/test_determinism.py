@@ -8,15 +8,20 @@ import pytest
 import torch
 
 from lmzip.arith import exact
-from lmzip.coding import codec
+from lmzip.coding import codec, hybrid
 from lmzip.coding import format as fmt
 from lmzip.coding.settings import Settings
 from tests.conftest import TEXT
 
 
 def record_rows(monkeypatch):
+    """Every row of counts the coder is handed, by either coder (the range coder, or mix's hybrid)."""
     rows: list[np.ndarray] = []
-    real = codec.Encoder.code, codec.Decoder.code
+    real = codec.Encoder.code, codec.Decoder.code, hybrid.GroupCoder.code
+
+    def mixed(self, t, active, counts):
+        rows.append(np.array(counts))
+        return real[2](self, t, active, counts)
 
     def enc(self, symbols, counts):
         rows.append(np.array(counts))
@@ -28,12 +33,15 @@ def record_rows(monkeypatch):
 
     monkeypatch.setattr(codec.Encoder, "code", enc)
     monkeypatch.setattr(codec.Decoder, "code", dec)
+    monkeypatch.setattr(hybrid.GroupCoder, "code", mixed)
     return rows
 
 
-def test_encoder_and_decoder_counts_are_identical_integers(byte_model, monkeypatch):
+@pytest.mark.parametrize("mix", [False, True])
+def test_encoder_and_decoder_counts_are_identical_integers(byte_model, monkeypatch, mix):
     rows = record_rows(monkeypatch)
-    blob, head, _ = codec.encode(TEXT[:300], byte_model, Settings(segment=40, mix=True))
+    blob, head, _ = codec.encode(TEXT[:300], byte_model, Settings(segment=40, mix=mix))
+    assert head.hybrid == mix
     enc_rows = list(rows)
     rows.clear()
     codec.decode(*fmt.unpack(blob), byte_model)

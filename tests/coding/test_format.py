@@ -34,18 +34,25 @@ GOLDEN_HEADER_COUNT = bytes.fromhex(
 )
 
 
+# version 11: a frame coded with counting mixed in: the mix flag, and at byte 7 the counting level (6)
+GOLDEN_HEADER_11 = (GOLDEN_HEADER_9[:4] + b"\x0b" + bytes([fmt.FLAG_MIX]) + GOLDEN_HEADER_9[6:7] + b"\x06"
+                    + GOLDEN_HEADER_9[8:])
+
+
 def sample_header(version: int = 8) -> fmt.Header:
     if version == 8:
         return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=8, segment_length=2,
                           payload_length=12, groups=3, version=8)
     if version == 0:  # a counting frame
-        return fmt.Header(10, 0x12345678, counting=True, arith=fmt.ARITH_COUNT, model_name="cm-6", payload_length=9)
+        return fmt.Header(10, 0x12345678, counting=True, arith=fmt.ARITH_COUNT, model_name="cm-6", payload_length=9,
+                          version=10)
     return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=8, segment_length=2,
-                      payload_length=9, groups=3, block=2, block_size=10, last=False, version=version)
+                      payload_length=9, groups=3, block=2, block_size=10, last=False, version=version,
+                      mix=version == 11, mix_level=6 if version == 11 else 0)
 
 
 @pytest.mark.parametrize("version, golden", [(8, GOLDEN_HEADER), (9, GOLDEN_HEADER_9), (10, GOLDEN_HEADER_10),
-                                             (0, GOLDEN_HEADER_COUNT)])
+                                             (11, GOLDEN_HEADER_11), (0, GOLDEN_HEADER_COUNT)])
 def test_golden_header_bytes(version, golden):
     packed = sample_header(version).pack()
     assert packed[:-4] == golden
@@ -82,7 +89,7 @@ def decode(blob: bytes, model):
         (lambda b: b[:66], "truncated header"),
         (lambda b: b[:-5], "truncated file"),
         (lambda b: b + b"\0", "trailing garbage"),
-        (lambda b: b[:4] + b"\x0b" + b[5:], "unsupported format version 11"),
+        (lambda b: b[:4] + b"\x0c" + b[5:], "unsupported format version 12"),
         (lambda b: b[:4] + b"\x07" + b[5:], "pre-release lmzip, format 7"),
         (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], "corrupt header"),
         (lambda b: b[:62] + bytes([b[62] ^ 0x40]) + b[63:], "corrupt header"),
@@ -241,10 +248,10 @@ def test_the_field_table_reads_what_pack_wrote():
                    "name_length": len(h.model_name)}
 
 
-def test_the_last_flag_is_a_format_9_flag(blob):  # and of format 10
+def test_the_last_flag_is_a_format_9_flag(blob):  # and of formats 10 and 11
     """Format 8 files have no blocks: there bit 5 of the flags is reserved."""
     h = fmt.unpack(blob)[0]
-    assert h.version == 10 and h.last and blob[5] & fmt.FLAG_LAST
+    assert h.version == 11 and h.last and blob[5] & fmt.FLAG_LAST
     old = fmt.Header(5, 1, stored=True, payload_length=5, version=8)
     raw = bytearray(old.pack())
     raw[5] |= fmt.FLAG_LAST

@@ -51,14 +51,17 @@ def measure(threads: int = 1, ref_dir: str | Path | None = None, write_to: Path 
     the reference files (``ref_dir``) and every golden file decode; ``write_to`` keeps the files."""
     import hashlib
 
+    import numpy as np
+
     import lmzip
     from lmzip.coding import codec
     from lmzip.coding import format as fmt
     from lmzip.coding.coder import Encoder
+    from lmzip.coding.hybrid import GroupCoder
     from tests.coding.test_golden import ORIGINAL
     from tests.make_golden import golden_model
 
-    real, out = Encoder.code, {}
+    real, mixed, out = Encoder.code, GroupCoder.code, {}
     for key, (data, model, settings) in cases(threads).items():
         h = hashlib.sha256()
 
@@ -66,11 +69,15 @@ def measure(threads: int = 1, ref_dir: str | Path | None = None, write_to: Path 
             h.update(counts.astype("<f4").tobytes())
             return real(self, symbols, counts)
 
-        Encoder.code = spy
+        def spy_mixed(self, t, rows, counts, h=h):  # with mix, the counts go to lmzip.coding.hybrid
+            h.update(np.ascontiguousarray(counts).astype("<f4").tobytes())
+            return mixed(self, t, rows, counts)
+
+        Encoder.code, GroupCoder.code = spy, spy_mixed
         try:
             blob = codec.encode(data, model, settings, workers=1)[0]
         finally:
-            Encoder.code = real
+            Encoder.code, GroupCoder.code = real, mixed
         row = {"counts": h.hexdigest(), "file": hashlib.sha256(blob).hexdigest()}
         if write_to is not None:
             (write_to / (key + ".lmz")).write_bytes(blob)

@@ -1,0 +1,88 @@
+"""The language model and counting, mixed (format 11): a group's tokens coded bit by bit by lmzip.cm.hybrid.
+
+This is the coder that `codec._lockstep` drives when a file mixes counting in: each step hands it the
+model's exact counts for one token of every active segment, and it codes (or decodes) those tokens
+through the counting models and its binary arithmetic coder instead of the range coder. The group's
+payload is that coder's bytes. The tables are those of a counting level (the header records it).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from lmzip.errors import IntegrityError
+
+
+@lru_cache(maxsize=4)
+def _vocab(pieces: tuple[bytes, ...]):
+    from lmzip.cm.hybrid import Vocab
+
+    return Vocab.of(list(pieces))
+
+
+def vocab_of(tokenizer):
+    """The tokenizer's vocabulary sorted by bytes; ValueError where two tokens have the same bytes."""
+    pieces = tuple(tokenizer.token_bytes(i) for i in range(tokenizer.vocab_size))
+    named = [p for p in pieces if p]
+    if len(set(named)) < len(named):
+        raise ValueError("two tokens of this vocabulary have the same bytes: it cannot mix counting in")
+    return _vocab(pieces)
+
+
+def capacity(lengths: np.ndarray, vocab, original_length: int) -> int:
+    """Bytes the buffer keeps per segment: no segment can hold more (its tokens, or the whole block)."""
+    return int(min(int(lengths.max()) * vocab.sbytes.shape[1], original_length)) + 2
+
+
+class GroupCoder:
+    """One group's mixed coder: `code(t, rows, counts)` as codec._lockstep calls it."""
+
+    def __init__(self, tokenizer, lengths: np.ndarray, level: int, original_length: int,
+                 payload: bytes | None = None, known: np.ndarray | None = None):
+        from lmzip.cm import hybrid
+
+        self.h, self.v = hybrid, vocab_of(tokenizer)
+        self.encoding, self.known = payload is None, known
+        self.state = hybrid.allocate(level, len(lengths), capacity(lengths, self.v, original_length),
+                                     tokenizer.vocab_size)
+        if self.encoding:
+            self.out, self.src = np.empty(4096, dtype=np.uint8), np.zeros(1, dtype=np.uint8)
+        else:
+            self.out, self.src = np.zeros(1, dtype=np.uint8), np.frombuffer(payload, dtype=np.uint8)
+            hybrid.start(self.state, self.src)
+
+    def code(self, t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Code the tokens of ``rows`` at step ``t`` (encoding: from ``known``) and return them."""
+        toks = self.known[rows, t].copy() if self.encoding else np.zeros(len(rows), dtype=np.int64)
+        want = toks.copy()
+        self.out = self.h.step(self.encoding, self.state, self.v, np.ascontiguousarray(rows, dtype=np.int64),
+                               counts, toks, self.out, self.src)
+        if self.state.shared[1]:
+            raise IntegrityError("corrupt data (a segment decoded to more bytes than it can hold)")
+        if self.encoding and not np.array_equal(toks, want):  # a token of no bytes cannot be coded this way
+            raise ValueError("a token could not be coded by its bytes")
+        if not self.encoding and self.state.coder[3] > len(self.src) + 16:
+            raise IntegrityError("corrupt data (the coded bytes ran out before the last token)")
+        return toks
+
+    def finish(self) -> bytes:
+        """The encoder's bytes (its interval's first byte ends the stream)."""
+        from lmzip.cm.coder import flush
+
+        st = self.state.coder
+        if st[3] + 1 > self.out.shape[0]:
+            self.out = np.concatenate([self.out, np.zeros(16, dtype=np.uint8)])
+        flush(st, self.out)
+        return self.out[: st[3]].tobytes()
+
+
+def memory(head, tokenizer) -> int:
+    """Bytes the groups of a mixed frame hold at once for their counting tables and buffers."""
+    from lmzip.cm.hybrid import table_bytes
+
+    seg, n = head.segment_length, head.n_segments
+    per_group = -(-n // head.groups)
+    cap = min(seg * max(len(tokenizer.token_bytes(i)) for i in range(tokenizer.vocab_size)), head.original_length) + 2
+    return head.groups * table_bytes(head.mix_level, per_group, cap)

@@ -1,0 +1,121 @@
+"""Counting mixed into the language model (format 11, lmzip.coding.hybrid): tokens coded bit by bit."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+import pytest
+
+from lmzip.cm.hybrid import Vocab
+from lmzip.coding import codec, hybrid, stream
+from lmzip.coding import format as fmt
+from lmzip.coding.settings import Settings
+from lmzip.errors import FormatError, IntegrityError, LmzipError
+from tests.conftest import TEXT
+
+KINDS = {"text": TEXT, "code": b"def f(x):\n    return x * 2  # double\n" * 12, "binary": bytes(range(256)) * 3,
+         "one": b"x", "random": os.urandom(2000), "repeats": b"abc" * 700, "mixed": TEXT[:300] + bytes(range(200))}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_of_input_round_trips(bpe_model, kind):
+    data = KINDS[kind]
+    blob, head, _ = codec.encode(data, bpe_model, Settings(mix=True, segment=40))
+    assert codec.decode(*fmt.unpack(blob), bpe_model) == data
+    if kind not in ("random", "one"):  # random data is stored without running a model, one byte is stored
+        assert head.hybrid and head.mix_level == 6 and head.version == 11 and len(blob) < len(data) + 100
+
+
+def test_byte_models_and_groups_round_trip(byte_model):
+    blob, head, _ = codec.encode(TEXT, byte_model, Settings(mix=True, segment=64, groups=3))
+    assert head.groups == 3 and head.hybrid
+    assert codec.decode(*fmt.unpack(blob), byte_model, workers=1) == TEXT
+
+
+def test_mixing_codes_smaller_than_the_model_alone(bpe_model):
+    """The counting models learn the input's repeats, which a 16-token window cannot see."""
+    alone = codec.encode(KINDS["code"], bpe_model, Settings(segment=64))[0]
+    mixed = codec.encode(KINDS["code"], bpe_model, Settings(mix=True, segment=64))[0]
+    assert len(mixed) < 0.8 * len(alone)
+
+
+def test_the_token_ranges_of_a_sorted_vocabulary():
+    v = Vocab.of([b"b", b"", b"ab", b"a", b"abc", b"c"])
+    assert [bytes(v.sbytes[s, : v.slen[s]]) for s in range(6)] == [b"", b"a", b"ab", b"abc", b"b", b"c"]
+    assert v.root == 1 and list(v.sperm) == [1, 3, 2, 4, 0, 5] and all(v.sperm[v.rank] == np.arange(6))
+
+
+def test_a_vocabulary_with_two_tokens_of_the_same_bytes_is_refused():
+    class Twins:
+        vocab_size = 3
+
+        def token_bytes(self, i):
+            return [b"a", b"b", b"a"][i]
+
+    with pytest.raises(ValueError, match="same bytes"):
+        hybrid.vocab_of(Twins())
+
+
+def test_damaged_payloads_fail_cleanly(bpe_model):
+    blob, head, _ = codec.encode(TEXT, bpe_model, Settings(mix=True, segment=40))
+    for at in (head.size + 3, head.size + len(blob[head.size :]) // 2, len(blob) - 2):
+        bad = bytearray(blob)
+        bad[at] ^= 0x55
+        with pytest.raises((IntegrityError, FormatError)):
+            codec.decode(*fmt.unpack(bytes(bad)), bpe_model)
+    with pytest.raises(LmzipError):  # cut short: the decoder runs out of bytes
+        h, payload = fmt.unpack(blob)
+        h.payload_length = 10
+        codec.decode(h, payload[:10], bpe_model)
+
+
+@pytest.mark.parametrize("level, version, message", [
+    (0, 11, "does not match the mix flag"), (10, 11, "does not match the mix flag"),
+    (6, 10, "reserved bytes 7-10"),
+])
+def test_headers_with_a_wrong_counting_level_are_refused(bpe_model, level, version, message):
+    blob, head, _ = codec.encode(TEXT, bpe_model, Settings(mix=True, segment=40))
+    head.mix_level, head.version = level, version
+    with pytest.raises(FormatError, match=message):
+        fmt.parse_header(head.pack())
+
+
+def test_a_counting_level_without_the_mix_flag_is_refused():
+    h = fmt.Header(5, 1, stored=True, payload_length=5, mix_level=3)
+    with pytest.raises(FormatError, match="without the mix flag"):
+        fmt.parse_header(h.pack())
+
+
+def _frames(data: bytes, model) -> list[fmt.Header]:
+    out = io.BytesIO()
+    totals = stream.compress_stream(io.BytesIO(data), out, model, Settings(mix=True, segment=40, block_size=1024),
+                                    workers=1)
+    back = io.BytesIO()
+    stream.decompress_stream(io.BytesIO(out.getvalue()), back, lambda h: model, workers=1)
+    assert back.getvalue() == data
+    return totals.headers
+
+
+def test_each_block_keeps_the_smaller_of_mixed_and_counted(bpe_model):
+    data = TEXT[:1024] + bytes(range(256)) * 4 + TEXT[:1000]
+    heads = _frames(data, bpe_model)
+    for i, h in enumerate(heads):
+        block = data[i * 1024 : (i + 1) * 1024]
+        mixed = codec.encode(block, bpe_model, Settings(mix=True, segment=40, block_size=1024), block=i,
+                             last=h.last)[0]
+        counted = stream.counted_instead(block, Settings(mix=True, block_size=1024), i, h.last)[0]
+        assert (h.counting, h.hybrid) == ((True, False) if len(counted) < len(mixed) else (False, True))
+    assert any(h.counting for h in heads)  # the binary block is counted alone
+
+
+def test_the_memory_a_mixed_frame_needs_is_checked(bpe_model, monkeypatch):
+    from lmzip.coding import parallel
+
+    blob, head, _ = codec.encode(TEXT, bpe_model, Settings(mix=True, segment=40))
+    need = hybrid.memory(head, bpe_model.tokenizer)
+    assert 111 << 20 < need < 130 << 20  # level 6's tables and a few buffers
+    monkeypatch.setattr(parallel, "available_memory", lambda: need // 2)
+    with pytest.raises(LmzipError, match="of memory to decode"):
+        codec.decode(*fmt.unpack(blob), bpe_model)
