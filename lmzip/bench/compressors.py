@@ -146,7 +146,7 @@ class CM(Compressor):
 
 
 class LMZip(Compressor):
-    """An installed lmzip model (Transformer or LSTM): static, mixed with the match model, adaptive."""
+    """An installed lmzip model (Transformer or LSTM): static, mixed with counting, adaptive."""
 
     def __init__(self, model: str, device: str = "cpu", mix: bool = False, adapt: bool = False):
         from lmzip.api import LMCompressor
@@ -156,7 +156,7 @@ class LMZip(Compressor):
         self.name = model + ("+adapt" if adapt else "") + ("+mix" if mix else "")
         m = cfg.get("model", {})
         arch = f"{m.get('arch')} {m.get('n_layer')}x{m.get('n_embd')}"
-        self.settings = (f"{arch}, {cfg.get('tokenizer')} {m.get('vocab_size')}" + (", +match model" if mix else "")
+        self.settings = (f"{arch}, {cfg.get('tokenizer')} {m.get('vocab_size')}" + (", +counting" if mix else "")
                          + (", learns while coding" if adapt else ""))
         self.model_bytes = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
         self._c = LMCompressor(model, device=device, mix=mix, adapt=adapt, threads=1)  # one core each, as the others

@@ -44,7 +44,8 @@ def main() -> None:
 @threads_option(COMPRESS)
 @click.option("--segment", type=click.IntRange(1),
               help="Segment length in tokens (default: chosen from the input size).")
-@click.option("--mix", is_flag=True, help="Mix the model with an online match model (repeats cost less).")
+@click.option("--mix", is_flag=True,
+              help="Mix counting models of the file itself into the model (repeats, tables, code cost less).")
 @click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block "
               "(in deterministic float64: the file decodes on any machine; several times slower).")
 @click.option("--adapt-lr", type=float, help="Adam learning rate for --adapt (default 3e-4; 3e-3 with --seed).")
@@ -59,10 +60,12 @@ def compress(**params: Any) -> None:
     """Compress FILES (or standard input) to FILE.lmz (-1 fastest … -9 smallest; default: -4)."""
     from lmzip.api import LMCompressor, counting_level
     from lmzip.coding.settings import Settings
-    from lmzip.levels import LEVELS
+    from lmzip.levels import DEFAULT, LEVELS
 
     io = IoOptions.take(COMPRESS, params)
     model, jobs, level, mix, adapt = (params.pop(k) for k in ("model", "jobs", "level", "mix", "adapt"))
+    if level is None and model is None:  # no level and no model: the default level (-m alone: its modes as given)
+        level = DEFAULT
     if level is not None:  # the level's model and modes; -m, --mix and --adapt given beside it still apply
         lv = LEVELS[level]
         if model is None or counting_level(model) is None:  # counting (-m cm) takes no level's modes

@@ -113,14 +113,26 @@ def allocate(level: int) -> Tables:
     )
 
 
-def run(encode: bool, src: np.ndarray, n: int, t: Tables) -> np.ndarray:
-    """Encode src (n bytes) to a payload, or decode n bytes from the payload src."""
+# Inputs an ablation can switch off (benchmarks/ablation.py; files never do): bits of `off`
+OFF_ORDERS, OFF_WORDS, OFF_SPARSE, OFF_RECORDS, OFF_MATCH, OFF_SSE = 1, 2, 4, 8, 16, 32
+_OFF_SPANS = ((OFF_ORDERS, 0, 14), (OFF_WORDS, 14, 18), (OFF_SPARSE, 18, 22), (OFF_RECORDS, 22, 28),
+              (OFF_MATCH, N_IN - 3, N_IN - 1))
+
+
+def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0) -> np.ndarray:
+    """Encode src (n bytes) to a payload, or decode n bytes from the payload src (``off``: inputs
+    silenced for an ablation, OFF_* bits; 0 in every file)."""
     st = new_state()
     if encode:  # the loop reads the input as its history; the decoder fills its history as it goes
         buf, src = np.array(src[:n], dtype=np.uint8), np.zeros(1, dtype=np.uint8)
     else:
         buf, src = np.empty(n, dtype=np.uint8), np.ascontiguousarray(src, dtype=np.uint8)
-    out, used = _code(encode, src, buf, n, st, t.ht, t.t01, t.sm, t.w1, t.wf, t.apm1, t.apm2, t.apm3, t.mtab, t.msm)
+    mask = np.ones(N_IN, dtype=np.int64)  # an input's factor: 0 silences it (the mixers then ignore it)
+    for bit, a, b in _OFF_SPANS:
+        if off & bit:
+            mask[a:b] = 0
+    out, used = _code(encode, src, buf, n, st, t.ht, t.t01, t.sm, t.w1, t.wf, t.apm1, t.apm2, t.apm3, t.mtab, t.msm,
+                      mask, bool(off & ~OFF_SSE), bool(off & OFF_SSE))
     return out[:used]
 
 
@@ -132,7 +144,8 @@ def _grow(out: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm):  # noqa: C901 - one loop, by design
+def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, mask,  # noqa: C901 - one loop
+          masked, no_sse):
     nb_mask = (ht.shape[1] >> 4) - 1
     m_mask = mtab.shape[0] - 1
     if encode:
@@ -221,6 +234,9 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
                 x[N_IN - 3] = 0
                 x[N_IN - 2] = 0
             x[N_IN - 1] = 256
+            if masked:
+                for q in range(N_IN):
+                    x[q] *= mask[q]
             s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
             xf[0] = mix_dot(w1, SET_C0 + c0, x, N_IN)
             xf[1] = mix_dot(w1, SET_ST + s2, x, N_IN)
@@ -234,6 +250,8 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
             a2, j2 = apm_p(apm2, actx, p)
             a3, j3 = apm_p(apm3, (mi + 1) * 256 + c0, p)
             p = clamp_p((16 * p + a1 + a2 + a3 + 2) >> 2)  # 16 bits: near-certain bits cost ~0
+            if no_sse:
+                p = clamp_p(16 * sq(df))
             # --- code the bit ---
             if encode:
                 y = (np.int64(buf[i]) >> (7 - j)) & 1

@@ -1,9 +1,9 @@
 """bytes <-> tokens <-> counts <-> range coder <-> container; encoder and decoder as mirror images.
 
 Both sides run one loop, ``_lockstep``: every segment of a group steps together, each step's
-predictor gives integer counts for the next token of every segment, the match model may reshape
-them, and the coder codes (or decodes) one token per row. Where the counts come from is the
-file's arithmetic (lmzip.coding.settings):
+predictor gives integer counts for the next token of every segment (in files of formats 8-10 with
+mix, the token match model reshapes them), and the coder codes (or decodes) one token per row.
+Where the counts come from is the file's arithmetic (lmzip.coding.settings):
   - exact (3, or 1 in files of lmzip 0.3.0-0.4.0, with finer operands): the model in
     lmzip.arith.exact's integer arithmetic (lmzip.models.qmodel). The exactness rule is written down
     once, in lmzip.arith.exact; under it the counts are the same on every machine, thread count and
@@ -156,11 +156,12 @@ def trace(data: bytes, model: LoadedModel, settings: Settings, visit: Visit,
 
 
 def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, settings: Settings, original: int,
-                  progress: Progress | None = None) -> tuple[bytes, float]:
+                  budget: int | None = None, progress: Progress | None = None) -> tuple[bytes, float]:
     """Code one group of segments: its range-coder words (or with mix, its counting-mixed coder's
-    bytes) and the bits the coder paid (``original``: the block's length, which bounds a segment's)."""
+    bytes) and the bits the coder paid (``original``: the block's length, which bounds a segment's;
+    ``budget``: with mix, give up past this many bytes, hybrid.OverBudget)."""
     if settings.mix:
-        mixed = hybrid.GroupCoder(model.tokenizer, lengths, settings.mix_level, original, known=segs)
+        mixed = hybrid.GroupCoder(model.tokenizer, lengths, settings.mix_level, original, known=segs, budget=budget)
         with computation(settings):
             _lockstep(model, lengths, settings, mixed.code, progress, known=segs)
         payload = mixed.finish()
@@ -204,10 +205,12 @@ def header(data: bytes, model: LoadedModel, settings: Settings, **where) -> Head
 
 
 def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
-           workers: int | None = None, block: int = 0, last: bool = True) -> tuple[bytes, Header, float]:
+           workers: int | None = None, block: int = 0, last: bool = True,
+           budget: int | None = None) -> tuple[bytes, Header, float] | None:
     """Code ``data``, block number ``block`` of an input (lmzip.coding.stream; at most
     ``settings.block_size`` bytes); returns its frame, the frame's header and the bits the coder paid
-    (Σ -log2 p). ``workers`` decides only how many groups run at once, never how the input is cut."""
+    (Σ -log2 p). ``workers`` decides only how many groups run at once, never how the input is cut.
+    ``budget`` (with mix): None instead once a group's bytes pass it (another frame is smaller)."""
     if len(data) > settings.block_size:
         raise ValueError(f"a block of {len(data)} bytes is longer than the block size {settings.block_size}")
     where = dict(block=block, block_size=settings.block_size, last=last)
@@ -228,8 +231,11 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     segs, bounds = layout.segments(np.asarray(tokens)), layout.bounds()
     workers = workers or parallel.default_workers()
     settings = with_threads(settings, min(workers, head.groups))
-    tasks = [(segs[a:b], layout.lengths[a:b], settings, len(data)) for a, b in bounds]
-    results = parallel.map_groups(_encode_group, model, tasks, workers, progress, _sizes(layout.lengths, bounds))
+    tasks = [(segs[a:b], layout.lengths[a:b], settings, len(data), budget) for a, b in bounds]
+    try:
+        results = parallel.map_groups(_encode_group, model, tasks, workers, progress, _sizes(layout.lengths, bounds))
+    except hybrid.OverBudget:
+        return None
     payload = join_streams([r[0] for r in results])
     bits = sum(r[1] for r in results)
     if len(payload) >= len(data):  # coding would not shrink it: store the input as it is

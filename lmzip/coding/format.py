@@ -1,7 +1,8 @@
 """The .lmz container: header pack/unpack and checks. Imports no torch, so `lmzip list` is instant.
 
-A file is one or more frames, one per block of the input (versions 9 and 10; a version-8 file is one
-frame that holds the whole input; version 10 adds frames coded by counting alone, lmzip.cm). Blocks
+A file is one or more frames, one per block of the input (versions 9-11; a version-8 file is one
+frame that holds the whole input; version 10 adds frames coded by counting alone, lmzip.cm; version 11
+gives the mix flag a new meaning: counting mixed into the model, lmzip.coding.hybrid). Blocks
 are cut at a fixed size that the header records, every block but the last is full, and each frame is
 coded and checked on its own, so neither side holds more than a block. Versions 1-7 were machine-
 bound pre-releases (their probabilities were float computations that another CPU could round
@@ -22,7 +23,7 @@ with the online token match model of lmzip.coding.mix; version 11: the tokens we
 the model mixed with the counting models of lmzip.cm, lmzip.coding.hybrid); bit 3 = adapt (the model
 learned while coding, lmzip.coding.learn);
 bit 4 = seed (the model is the architecture preset named below with seeded random weights); bit 5 = last
-(versions 9-10: no frame follows); bit 6 = counting (version 10: the payload is an lmzip.cm stream, coded
+(versions 9-11: no frame follows); bit 6 = counting (versions 10-11: the payload is an lmzip.cm stream, coded
 by context mixing of counts with no language model; model id 0, no tokens); bit 7 reserved, must be 0 |
 | 6 | 1 | arithmetic: 3 = exact integer with int8 operands (lmzip.arith.exact.Q8), with the adapt flag 4 = the
 same and learning in deterministic float64 (lmzip.arith.detfloat); 1 and 2 = the same with 9-bit activations
@@ -40,13 +41,14 @@ float32 learning while coding, which this reader refuses with one line |
 | 57 | 4 | segment length in tokens (segments are coded side by side as one batch) |
 | 61 | 1 | N = length of the model name |
 | 62 | N | model name (UTF-8) |
-| 62+N | K | only in versions 9-10 (K = 8, else 0): block number from 0 (u32), block size in bytes (u32) |
+| 62+N | K | only in versions 9-11 (K = 8, else 0): block number from 0 (u32), block size in bytes (u32) |
 | 62+N+K | A | only with the adapt flag (A = 7, else 0): optimizer (u8, 1 = Adam), learning rate (f32),
 block in steps (u16) |
 | 62+N+K+A | S | only with the seed flag (S = 8, else 0): the seed of the random weights (u64) |
 | 62+N+K+A+S | 4 | CRC32 of all the header bytes before it |
-| 66+N+K+A+S | ... | payload: the raw input when stored; an lmzip.cm stream when counting; else with one
-group its range-coder words (uint32 LE), with G > 1 groups G uint32 byte lengths, then each group's words |
+| 66+N+K+A+S | ... | payload: the raw input when stored; an lmzip.cm stream when counting; else each group's
+stream (its range-coder words, uint32 LE; with mix in version 11 lmzip.coding.hybrid's coder bytes): with
+one group as it is, with G > 1 groups G uint32 byte lengths, then each group's stream |
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ FLAG_CRLF = 0x02
 FLAG_MIX = 0x04
 FLAG_ADAPT = 0x08
 FLAG_SEED = 0x10
-FLAG_LAST = 0x20  # versions 9-10
+FLAG_LAST = 0x20  # versions 9-11
 FLAG_COUNT = 0x40  # version 10
 KNOWN_FLAGS = {8: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED}
 KNOWN_FLAGS[9] = KNOWN_FLAGS[8] | FLAG_LAST

@@ -36,15 +36,19 @@ def capacity(lengths: np.ndarray, vocab, original_length: int) -> int:
     return int(min(int(lengths.max()) * vocab.sbytes.shape[1], original_length)) + 2
 
 
+class OverBudget(Exception):
+    """The encoder's bytes passed its budget: another frame of the block is already smaller."""
+
+
 class GroupCoder:
     """One group's mixed coder: `code(t, rows, counts)` as codec._lockstep calls it."""
 
     def __init__(self, tokenizer, lengths: np.ndarray, level: int, original_length: int,
-                 payload: bytes | None = None, known: np.ndarray | None = None):
+                 payload: bytes | None = None, known: np.ndarray | None = None, budget: int | None = None):
         from lmzip.cm import hybrid
 
         self.h, self.v = hybrid, vocab_of(tokenizer)
-        self.encoding, self.known = payload is None, known
+        self.encoding, self.known, self.budget = payload is None, known, budget
         self.state = hybrid.allocate(level, len(lengths), capacity(lengths, self.v, original_length),
                                      tokenizer.vocab_size)
         if self.encoding:
@@ -63,6 +67,8 @@ class GroupCoder:
             raise IntegrityError("corrupt data (a segment decoded to more bytes than it can hold)")
         if self.encoding and not np.array_equal(toks, want):  # a token of no bytes cannot be coded this way
             raise ValueError("a token could not be coded by its bytes")
+        if self.budget is not None and self.state.coder[3] > self.budget:
+            raise OverBudget
         if not self.encoding and self.state.coder[3] > len(self.src) + 16:
             raise IntegrityError("corrupt data (the coded bytes ran out before the last token)")
         return toks

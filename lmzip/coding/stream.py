@@ -113,19 +113,25 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
                                block_size=settings.block_size, last=last)
     from lmzip.coding import codec
 
-    coded = codec.encode(data, model, settings, progress, workers, block=block, last=last)
-    if settings.mix and not coded[1].stored:
-        counted = counted_instead(data, settings, block, last)
-        if counted is not None and len(counted[0]) < len(coded[0]):
-            return counted
+    if not settings.mix:
+        return codec.encode(data, model, settings, progress, workers, block=block, last=last)
+    # counting first (~10x faster); the mixed coder then gives up as soon as it is the larger
+    counted = counted_instead(data, settings, block, last)
+    budget = None if counted is None else len(counted[0])
+    coded = codec.encode(data, model, settings, progress, workers, block=block, last=last, budget=budget)
+    if coded is None or counted is not None and len(counted[0]) <= len(coded[0]):
+        if progress:
+            progress(1, 1)
+        return counted
     return coded
 
 
 def counted_instead(data: bytes, settings: Settings, block: int, last: bool) -> tuple[bytes, Header, float] | None:
     """With mix: the block counted alone with the same tables, which the stream keeps where it is the
     smaller frame (a block the language model barely knows: a binary, a table; or one so small that a
-    short frame's header decides)."""
-    return counting.encode(data, settings.mix_level, None, block == 0 and last, block=block,
+    short frame's header decides, stored or counted)."""
+    level = None if transform.looks_random(data) else settings.mix_level  # random: stored, as codec.encode does
+    return counting.encode(data, level, None, block == 0 and last, block=block,
                            block_size=settings.block_size, last=last)
 
 

@@ -26,19 +26,22 @@ def test_the_levels_are_a_frontier_of_shipped_models():
     assert all(lv.model in registry.available() for n, lv in levels.LEVELS.items() if n > 1)
     assert levels.LEVELS[1] == levels.Level("cm")  # counting alone: no model
     lv = levels.LEVELS[levels.DEFAULT]
-    assert (lv.model, lv.mix, lv.adapt) == (registry.DEFAULT_MODEL, False, False)  # plain compress is -4
+    assert (lv.model, lv.mix, lv.adapt) == (registry.DEFAULT_MODEL, True, False)  # plain compress is -4
     figures = levels.measured()
     assert sorted(figures) == list(range(1, 10))
-    bpb = [figures[n]["bpb"] for n in range(1, 10)]
-    speed = [figures[n]["compress_kbps"] for n in range(1, 10)]
-    assert bpb == sorted(bpb, reverse=True) and speed == sorted(speed, reverse=True)  # smaller and slower
+    points = sorted({lv: n for n, lv in reversed(levels.LEVELS.items())}.values())  # each point's first level
+    bpb = [figures[n]["bpb"] for n in points]
+    speed = [figures[n]["compress_kbps"] for n in points]
+    assert len(points) >= 6 and bpb == sorted(set(bpb), reverse=True) and speed == sorted(set(speed), reverse=True)
+    assert all(figures[n] == figures[max(m for m in points if m <= n)] for n in range(1, 10))  # a point's levels alike
 
 
 @pytest.mark.parametrize("args, model, mix, adapt", [
     (["compress", "-1"], "cm-6", False, False),
     (["-3"], "lstm-wide", True, False),  # gzip's form: no subcommand
     (["-9"], "gpt-large", True, True),
-    (["compress", "-2", "--adapt"], "lstm-wide", False, True),  # flags add to the level's
+    (["compress", "-2", "--adapt"], "lstm-small", True, True),  # flags add to the level's
+    (["compress"], "gpt-wide", True, False),  # no level: the default, -4
     (["compress", "-5", "-m", "lstm-small"], "lstm-small", True, False),  # -m replaces the level's model
 ])
 def test_a_level_codes_with_its_model_and_modes(run, tmp_path, args, model, mix, adapt, model_frames):

@@ -106,7 +106,7 @@ def test_each_block_keeps_the_smaller_of_mixed_and_counted(bpe_model):
         mixed = codec.encode(block, bpe_model, Settings(mix=True, segment=40, block_size=1024), block=i,
                              last=h.last)[0]
         counted = stream.counted_instead(block, Settings(mix=True, block_size=1024), i, h.last)[0]
-        assert (h.counting, h.hybrid) == ((True, False) if len(counted) < len(mixed) else (False, True))
+        assert (h.counting, h.hybrid) == ((True, False) if len(counted) <= len(mixed) else (False, True))
     assert any(h.counting for h in heads)  # the binary block is counted alone
 
 
@@ -119,3 +119,13 @@ def test_the_memory_a_mixed_frame_needs_is_checked(bpe_model, monkeypatch):
     monkeypatch.setattr(parallel, "available_memory", lambda: need // 2)
     with pytest.raises(LmzipError, match="of memory to decode"):
         codec.decode(*fmt.unpack(blob), bpe_model)
+
+
+def test_the_mixed_encoder_gives_up_past_its_budget(bpe_model):
+    data = bytes(range(256)) * 8  # the model knows nothing of it: counting alone is far smaller
+    st = Settings(mix=True, segment=40)
+    full = codec.encode(data, bpe_model, st)[0]
+    counted = stream.counted_instead(data, st, 0, True)[0]
+    assert len(counted) < len(full) // 2
+    assert codec.encode(data, bpe_model, st, budget=len(counted)) is None
+    assert codec.encode(data, bpe_model, st, budget=len(full)) is not None
