@@ -64,8 +64,8 @@ def compress(**params: Any) -> None:
 
     io = IoOptions.take(COMPRESS, params)
     model, jobs, level, mix, adapt = (params.pop(k) for k in ("model", "jobs", "level", "mix", "adapt"))
-    if level is None and model is None:  # no level and no model: the default level (-m alone: its modes as given)
-        level = DEFAULT
+    if level is None and model is None:  # neither: the default model in the default level's modes
+        mix, adapt = mix or LEVELS[DEFAULT].mix, adapt or LEVELS[DEFAULT].adapt  # (-m alone: its modes as given)
     if level is not None:  # the level's model and modes; -m, --mix and --adapt given beside it still apply
         lv = LEVELS[level]
         if model is None or counting_level(model) is None:  # counting (-m cm) takes no level's modes

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from lmzip import api
 from lmzip.cli import lmzcat, ui, unlmz
 from lmzip.cli.main import main
 from lmzip.models import registry
@@ -81,11 +82,12 @@ def test_stdin_to_stdout_and_back(work):
     assert sorted(p.name for p in work.iterdir()) == ["a.txt"]
 
 
-def test_no_arguments_is_a_filter(work, monkeypatch):
+def test_no_arguments_is_a_filter(work, monkeypatch, model_frames):
     monkeypatch.setattr(registry, "DEFAULT_MODEL", "tiny-gpt")
     r = run(input=TEXT)
     assert r.exit_code == 0, r.output
-    assert r.stdout_bytes[:4] == b"\x89LMZ"
+    head = api.inspect(r.stdout_bytes)
+    assert r.stdout_bytes[:4] == b"\x89LMZ" and (head.model_name, head.mix) == ("tiny-gpt", True)  # -4's modes
     assert run("-dc", input=r.stdout_bytes).stdout_bytes == TEXT
 
 
