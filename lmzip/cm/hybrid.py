@@ -10,8 +10,9 @@ file repeats itself, or the model knows nothing (binaries, tables), the counting
 Where a byte string is itself a token and also the start of longer ones, an end flag, coded with the
 model's own probability (the token's count over the range's), says whether the token ends there;
 a bit for which no token of the range has the other value is not coded at all. With the model alone
-these steps multiply back to exactly the token's probability (the chain rule), so mixing starts from
-what the model pays and can only learn to pay less.
+these steps multiply back to the token's probability (the chain rule, up to 16-bit rounding), so
+mixing starts from what the model pays and learns where to pay less (where it cannot, on a kind the
+model does not know, lmzip.coding.stream keeps the block counted alone).
 
 Segments run side by side (the model steps them as one batch), so the counting models share their
 tables across the segments of a group, while each segment keeps its own history (last bytes, words,

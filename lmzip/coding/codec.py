@@ -161,7 +161,7 @@ def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, set
     bytes) and the bits the coder paid (``original``: the block's length, which bounds a segment's;
     ``budget``: with mix, give up past this many bytes, hybrid.OverBudget)."""
     if settings.mix:
-        mixed = hybrid.GroupCoder(model.tokenizer, lengths, settings.mix_level, original, known=segs, budget=budget)
+        mixed = hybrid.GroupCoder(model, lengths, settings.mix_level, original, known=segs, budget=budget)
         with computation(settings):
             _lockstep(model, lengths, settings, mixed.code, progress, known=segs)
         payload = mixed.finish()
@@ -182,7 +182,7 @@ def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, setti
                   progress: Progress | None = None) -> np.ndarray:
     """The mirror image of _encode_group: the group's tokens, segment after segment."""
     if settings.mix:
-        code = hybrid.GroupCoder(model.tokenizer, lengths, settings.mix_level, original, payload=payload).code
+        code = hybrid.GroupCoder(model, lengths, settings.mix_level, original, payload=payload).code
     else:
         dec = Decoder(payload)
 
@@ -269,12 +269,12 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
         return counting.decode(head, payload, progress)
     if model is None:
         raise ValueError("a coded file needs its model")
+    workers = workers or parallel.default_workers()
     need, have = decode_memory(head), parallel.available_memory()
-    if head.hybrid:  # each group's counting tables and byte buffer (the groups may all run at once)
-        need += hybrid.memory(head, model.tokenizer)
+    if head.hybrid:  # each group's counting tables and byte buffer, for the groups that run at once
+        need += hybrid.memory(head, model, workers)
     if have is not None and need > have:
         raise LmzipError(f"needs {need / 2**30:.1f} GiB of memory to decode, {have / 2**30:.1f} GiB available")
-    workers = workers or parallel.default_workers()
     settings = with_threads(replace(settings_of(head, device), threads=threads), min(workers, head.groups))
     layout = Layout.of(head.n_tokens, head.segment_length, head.groups)
     streams = split_streams(payload, head.groups)

@@ -22,13 +22,26 @@ def _vocab(pieces: tuple[bytes, ...]):
     return Vocab.of(list(pieces))
 
 
-def vocab_of(tokenizer):
-    """The tokenizer's vocabulary sorted by bytes; ValueError where two tokens have the same bytes."""
-    pieces = tuple(tokenizer.token_bytes(i) for i in range(tokenizer.vocab_size))
+class Unmixable(ValueError):
+    """A model whose tokens cannot be coded by their bytes (lmzip.coding.stream then counts the block)."""
+
+
+def vocab_of(tokenizer, outputs: int | None = None):
+    """The vocabulary of a model with ``outputs`` outputs (default: the tokenizer's ids), sorted by
+    bytes: ids past the tokenizer's have no bytes, ids past the model's do not exist here.
+    Unmixable where two tokens have the same bytes or none has any."""
+    n = tokenizer.vocab_size if outputs is None else outputs
+    pieces = tuple(tokenizer.token_bytes(i) if i < tokenizer.vocab_size else b"" for i in range(n))
     named = [p for p in pieces if p]
-    if len(set(named)) < len(named):
-        raise ValueError("two tokens of this vocabulary have the same bytes: it cannot mix counting in")
+    if not named or len(set(named)) < len(named):
+        raise Unmixable("this model's tokens cannot be coded by their bytes (two alike, or none): it cannot mix "
+                        "counting in")
     return _vocab(pieces)
+
+
+def outputs(model) -> int:
+    """How many tokens the model predicts (its count rows' width)."""
+    return int(model.predictor.config.vocab_size)
 
 
 def capacity(lengths: np.ndarray, vocab, original_length: int) -> int:
@@ -43,14 +56,14 @@ class OverBudget(Exception):
 class GroupCoder:
     """One group's mixed coder: `code(t, rows, counts)` as codec._lockstep calls it."""
 
-    def __init__(self, tokenizer, lengths: np.ndarray, level: int, original_length: int,
+    def __init__(self, model, lengths: np.ndarray, level: int, original_length: int,
                  payload: bytes | None = None, known: np.ndarray | None = None, budget: int | None = None):
         from lmzip.cm import hybrid
 
-        self.h, self.v = hybrid, vocab_of(tokenizer)
+        self.h, self.v = hybrid, vocab_of(model.tokenizer, outputs(model))
         self.encoding, self.known, self.budget = payload is None, known, budget
         self.state = hybrid.allocate(level, len(lengths), capacity(lengths, self.v, original_length),
-                                     tokenizer.vocab_size)
+                                     len(self.v.slen))
         if self.encoding:
             self.out, self.src = np.empty(4096, dtype=np.uint8), np.zeros(1, dtype=np.uint8)
         else:
@@ -66,7 +79,7 @@ class GroupCoder:
         if self.state.shared[1]:
             raise IntegrityError("corrupt data (a segment decoded to more bytes than it can hold)")
         if self.encoding and not np.array_equal(toks, want):  # a token of no bytes cannot be coded this way
-            raise ValueError("a token could not be coded by its bytes")
+            raise Unmixable("a token could not be coded by its bytes")
         if self.budget is not None and self.state.coder[3] > self.budget:
             raise OverBudget
         if not self.encoding and self.state.coder[3] > len(self.src) + 16:
@@ -84,11 +97,11 @@ class GroupCoder:
         return self.out[: st[3]].tobytes()
 
 
-def memory(head, tokenizer) -> int:
-    """Bytes the groups of a mixed frame hold at once for their counting tables and buffers."""
+def memory(head, model, at_once: int) -> int:
+    """Bytes that ``at_once`` groups of a mixed frame hold together for their counting tables and buffers."""
     from lmzip.cm.hybrid import table_bytes
 
     seg, n = head.segment_length, head.n_segments
     per_group = -(-n // head.groups)
-    cap = min(seg * max(len(tokenizer.token_bytes(i)) for i in range(tokenizer.vocab_size)), head.original_length) + 2
-    return head.groups * table_bytes(head.mix_level, per_group, cap)
+    cap = capacity(np.array([seg]), vocab_of(model.tokenizer, outputs(model)), head.original_length)
+    return max(1, min(at_once, head.groups)) * table_bytes(head.mix_level, per_group, cap)

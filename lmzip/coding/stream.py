@@ -115,10 +115,16 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
 
     if not settings.mix:
         return codec.encode(data, model, settings, progress, workers, block=block, last=last)
-    # counting first (~10x faster); the mixed coder then gives up as soon as it is the larger
+    # counting first (~10x faster); a group of the mixed coder then gives up once its own bytes alone
+    # pass the counted frame's
     counted = counted_instead(data, settings, block, last)
     budget = None if counted is None else len(counted[0])
-    coded = codec.encode(data, model, settings, progress, workers, block=block, last=last, budget=budget)
+    from lmzip.coding.hybrid import Unmixable
+
+    try:
+        coded = codec.encode(data, model, settings, progress, workers, block=block, last=last, budget=budget)
+    except Unmixable:  # a model whose tokens are not byte strings (an imported one, perhaps): counting alone
+        coded = None
     if coded is None or counted is not None and len(counted[0]) <= len(coded[0]):
         if progress:
             progress(1, 1)

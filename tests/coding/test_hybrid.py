@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -47,15 +48,34 @@ def test_the_token_ranges_of_a_sorted_vocabulary():
     assert v.root == 1 and list(v.sperm) == [1, 3, 2, 4, 0, 5] and all(v.sperm[v.rank] == np.arange(6))
 
 
-def test_a_vocabulary_with_two_tokens_of_the_same_bytes_is_refused():
-    class Twins:
-        vocab_size = 3
+class Pieces:
+    def __init__(self, *pieces):
+        self.pieces, self.vocab_size = pieces, len(pieces)
 
-        def token_bytes(self, i):
-            return [b"a", b"b", b"a"][i]
+    def token_bytes(self, i):
+        return self.pieces[i]
 
-    with pytest.raises(ValueError, match="same bytes"):
-        hybrid.vocab_of(Twins())
+
+@pytest.mark.parametrize("pieces", [(b"a", b"b", b"a"), (b"", b"")], ids=["twins", "no-bytes"])
+def test_a_vocabulary_that_cannot_be_coded_by_bytes_is_refused(pieces):
+    with pytest.raises(hybrid.Unmixable, match="cannot be coded by their bytes"):
+        hybrid.vocab_of(Pieces(*pieces))
+
+
+def test_the_vocabulary_is_the_models_outputs():
+    """Ids past the tokenizer's have no bytes; ids past the model's outputs (an imported model's special
+    tokens) are not there at all, so no count beyond a row is ever read."""
+    tok = Pieces(b"a", b"b", b"c")
+    assert list(hybrid.vocab_of(tok, 5).slen) == [0, 0, 1, 1, 1] and len(hybrid.vocab_of(tok, 2).slen) == 2
+
+
+def test_a_model_that_cannot_mix_counts_the_block(bpe_model, monkeypatch):
+    def refuse(*a):
+        raise hybrid.Unmixable("no")
+
+    monkeypatch.setattr(hybrid, "vocab_of", refuse)
+    heads = _frames(TEXT, bpe_model)
+    assert all(h.counting or h.stored for h in heads)
 
 
 def test_damaged_payloads_fail_cleanly(bpe_model):
@@ -114,8 +134,9 @@ def test_the_memory_a_mixed_frame_needs_is_checked(bpe_model, monkeypatch):
     from lmzip.coding import parallel
 
     blob, head, _ = codec.encode(TEXT, bpe_model, Settings(mix=True, segment=40))
-    need = hybrid.memory(head, bpe_model.tokenizer)
-    assert 111 << 20 < need < 130 << 20  # level 6's tables and a few buffers
+    need = hybrid.memory(head, bpe_model, 4)
+    assert 111 << 20 < need < 130 << 20  # level 6's tables and a few buffers, for the frame's one group
+    assert hybrid.memory(replace(head, groups=3), bpe_model, 2) > 2 * (111 << 20)  # two of three groups at once
     monkeypatch.setattr(parallel, "available_memory", lambda: need // 2)
     with pytest.raises(LmzipError, match="of memory to decode"):
         codec.decode(*fmt.unpack(blob), bpe_model)
