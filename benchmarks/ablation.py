@@ -86,7 +86,7 @@ def main() -> None:
             bpb = per[kind][0] / per[kind][1]
             ref = base[kind][0] / base[kind][1]
             cells.append(f"{bpb:.3f}" if per is base else f"{bpb:.3f} ({100 * (bpb / ref - 1):+.1f}%)")
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {seconds.get(name, 0):.0f} |")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {f'{seconds[name]:.0f}' if name in seconds else '–'} |")
     lines += ["", "Files: " + "; ".join(f"{k}: {', '.join(Path(f).name for f in v)}" for k, v in KINDS.items()) + "."]
     (out / "ablation.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
