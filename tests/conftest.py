@@ -9,6 +9,8 @@ from lmzip.models.checkpoint import from_predictor, save_model
 from lmzip.models.model import GPTConfig, LSTMConfig, build_model
 from lmzip.models.tokenizer import ByteTokenizer, train_bpe
 
+pytest_plugins = ["tests.ray_head"]  # the Ray head of the cluster tests (bench, compress and decompress --ray)
+
 TEXT = (b"The quick brown fox jumps over the lazy dog. " * 20 + "Ünïcödé текст 中文字符 🎉\n".encode() * 5)
 
 

@@ -8,31 +8,12 @@ A task takes one CPU, as each compressor in `lmzip bench` runs on one thread.
 
 from __future__ import annotations
 
-import importlib.util
-import logging
 import os
 from collections.abc import Callable
 from typing import Any
 
 from lmzip.bench.runner import Source, failed, in_order, measure
-from lmzip.errors import LmzipError
-
-LOCAL = "local"  # --ray without an address: a Ray instance of this machine, started and stopped here
-
-
-def available() -> bool:
-    """Whether Ray is installed."""
-    return importlib.util.find_spec("ray") is not None
-
-
-def check_address(address: str) -> str:
-    """``local``, ``auto`` (the cluster this machine belongs to), HOST:PORT or ray://HOST:PORT; else one line
-    (``--ray FILE`` would otherwise take the first file for an address)."""
-    if address in (LOCAL, "auto") or ":" in address:
-        return address
-    raise LmzipError(f"--ray {address!r}: not a Ray address (HOST:PORT, ray://HOST:PORT, auto); "
-                     "give it as --ray=ADDRESS, or put --ray after the files")
-
+from lmzip.coding.cluster import LOCAL, available, check_address, connected  # noqa: F401 - the CLI's entry points
 
 _BUILT: dict[str, Any] = {}  # in a Ray worker process: compressors built by earlier tasks (models load once)
 
@@ -54,17 +35,7 @@ def run(names: list[str], sources: list[Source], address: str = LOCAL,
         on_row: Callable[[dict[str, Any]], None] | None = None, cpus: int | None = None) -> list[dict[str, Any]]:
     """Every compressor on every source as Ray tasks on the cluster at ``address``; rows as runner.run's
     (``cpus``: the CPUs a local instance offers, so as many tasks at once; default: every core)."""
-    import ray
-
-    quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
-    try:
-        if address == LOCAL:  # this machine only: its services listen on loopback
-            ray.init(_node_ip_address="127.0.0.1", num_cpus=cpus, **quiet)
-        else:
-            ray.init(address=address, **quiet)
-    except Exception as e:  # noqa: BLE001 - Ray's own errors run to many lines
-        raise LmzipError(f"--ray {address}: cannot start or reach Ray: {str(e).splitlines()[0]}") from e
-    try:
+    with connected(address, cpus) as ray:
         task = ray.remote(num_cpus=1, max_retries=0)(_pair)
         data = {s.label: ray.put(s.read()) for s in sources}
         pending = {task.remote(n, s.label, data[s.label]): (n, s.label) for n in names for s in sources}
@@ -79,6 +50,4 @@ def run(names: list[str], sources: list[Source], address: str = LOCAL,
             rows.append(row)
             if on_row:
                 on_row(row)
-    finally:
-        ray.shutdown()
     return in_order(rows, names)

@@ -100,6 +100,10 @@ def io_options(mode: str) -> Callable:
         click.option("-v", "--verbose", is_flag=True, help="Also show each file's layout and speed."),
         click.option("-q", "--quiet", is_flag=True, help="No summary lines and no progress bar."),
         no_progress_option(),
+        click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+                     help="Every block a Ray task: on this machine, or on the cluster at ADDRESS (HOST:PORT, auto; "
+                     "write --ray=ADDRESS before files); the same file as without. Needs pip install "
+                     "'lmzip[cluster]'."),
     ]
 
     def apply(f: Callable) -> Callable:
@@ -108,6 +112,18 @@ def io_options(mode: str) -> Callable:
         return f
 
     return apply
+
+
+def ray_address(address: str | None) -> str | None:
+    """--ray's address, checked; without Ray installed one line and exit status 2."""
+    if address is None:
+        return None
+    from lmzip.coding import cluster
+
+    if not cluster.available():
+        ui.error("--ray needs Ray, which is not installed: pip install 'lmzip[cluster]'")
+        sys.exit(2)
+    return cluster.check_address(address)
 
 
 def no_progress_option() -> Callable:

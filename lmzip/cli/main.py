@@ -19,6 +19,7 @@ from lmzip.cli.io import (
     each,
     io_options,
     no_progress_option,
+    ray_address,
     refuse_terminal_stdin,
     threads_option,
 )
@@ -64,6 +65,7 @@ def compress(**params: Any) -> None:
 
     io = IoOptions.take(COMPRESS, params)
     model, jobs, level, mix, adapt = (params.pop(k) for k in ("model", "jobs", "level", "mix", "adapt"))
+    ray = ray_address(params.pop("ray_address"))
     if level is None and model is None:  # neither: the default model in the default level's modes
         mix, adapt = mix or LEVELS[DEFAULT].mix, adapt or LEVELS[DEFAULT].adapt  # (-m alone: its modes as given)
     if level is not None:  # the level's model and modes; -m, --mix and --adapt given beside it still apply
@@ -81,7 +83,12 @@ def compress(**params: Any) -> None:
         if not coder:
             coder.append(LMCompressor(model, jobs=jobs, **options))
         with ui.progress("compress", io.progress) as bar:
-            t = coder[0].compress_stream(src, dst, bar, total)
+            if ray is not None:  # every block a Ray task: the same frames
+                from lmzip.coding import cluster
+
+                t = cluster.compress_stream(src, dst, coder[0].model, coder[0].settings, ray, progress=bar)
+            else:
+                t = coder[0].compress_stream(src, dst, bar, total)
         if io.remove and path is not None:  # read the output back and compare it with the input, block by block
             _verify(dst, path, coder[0].model, jobs, options["threads"])
         coded = [x for x in t.headers if not x.stored]
@@ -112,9 +119,14 @@ def decompress(**params: Any) -> None:
     from lmzip.api import decompress_stream as dec
 
     io = IoOptions.take(DECOMPRESS, params)
+    ray = ray_address(params.pop("ray_address"))
 
     def run(src, dst, total, path):
         with ui.progress("decompress", io.progress) as bar:
+            if ray is not None:  # every frame a Ray task, written in order once checked
+                from lmzip.coding import cluster
+
+                return cluster.decompress_stream(src, dst, params["model"], ray, progress=bar), ""
             return dec(src, dst, progress=bar, total=total, **params), ""
 
     each(io, run)

@@ -82,25 +82,31 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model_for: Callable[[Header]
     out = Totals()
     for head, payload in read_frames(src):
         size = head.size + len(payload)
-        try:
-            report = _within(progress, out.compressed, size, total)
-            if head.stored:
-                data = verify(head, payload)
-            elif head.counting:
-                data = counting.decode(head, payload, report)
-            else:
-                from lmzip.coding import codec
-
-                data = codec.decode(head, payload, model_for(head), report, workers, device, threads)
-        except LmzipError as e:
-            if head.version >= 9 and (head.block > 0 or not head.last):
-                raise type(e)(f"block {head.block}: {e}") from e
-            raise
+        data = decode_frame(head, payload, model_for, _within(progress, out.compressed, size, total), workers,
+                            device, threads)
         dst.write(data)
         out.record(head, len(data), size)
         if progress:
             progress(out.compressed, max(total or 0, out.compressed))
     return out
+
+
+def decode_frame(head: Header, payload: bytes, model_for: Callable[[Header], LoadedModel] | None,
+                 progress: Progress | None = None, workers: int | None = None, device: str = "cpu",
+                 threads: int | None = None) -> bytes:
+    """One frame's checked bytes (an error names the block where the file has several)."""
+    try:
+        if head.stored:
+            return verify(head, payload)
+        if head.counting:
+            return counting.decode(head, payload, progress)
+        from lmzip.coding import codec
+
+        return codec.decode(head, payload, model_for(head), progress, workers, device, threads)
+    except LmzipError as e:
+        if head.version >= 9 and (head.block > 0 or not head.last):
+            raise type(e)(f"block {head.block}: {e}") from e
+        raise
 
 
 def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress: Progress | None,
