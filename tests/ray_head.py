@@ -31,8 +31,8 @@ def session(sid: int) -> list[str]:
     return r.stdout.split("\n")[:-1]
 
 
-@pytest.fixture()
-def ray_env(tmp_path):
+@pytest.fixture(scope="session")
+def ray_env(tmp_path_factory):
     """The environment of the head and of lmzip: a token of this test's own (Ray's services listen on every
     interface whatever the node address, so they are not left open; nothing is written to ~/.ray), the
     driver's address kept on loopback (Ray would swap 127.0.0.1 for this machine's address), no draining
@@ -41,12 +41,13 @@ def ray_env(tmp_path):
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
             "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16), "RAY_USAGE_STATS_ENABLED": "0",
             "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0",
-            "OMP_NUM_THREADS": "1", "LMZIP_MODELS": str(tmp_path / "none")}
+            "OMP_NUM_THREADS": "1", "LMZIP_MODELS": str(tmp_path_factory.mktemp("ray") / "none")}
 
 
-@pytest.fixture()
+@pytest.fixture(scope="session")
 def ray_head(ray_env):
-    """A Ray head on 127.0.0.1 in its own session, stopped (the whole session) when the test ends."""
+    """A Ray head on 127.0.0.1 in its own session, stopped (the whole session) when the test session ends;
+    the cluster tests share it (starting one takes ~10 s)."""
     port, temp = free_port(), tempfile.mkdtemp(prefix="lmzray")  # short: Ray's sockets live in it
     cmd = [sys.executable, "-c", "from ray.scripts.scripts import main; main()", "start", "--head", "--block",
            f"--port={port}", "--node-ip-address=127.0.0.1", "--num-cpus=2", "--include-dashboard=false",

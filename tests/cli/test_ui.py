@@ -67,7 +67,7 @@ def test_decompress_help_has_no_compress_only_text():
     assert "decode with" in text and "--device" in text and "--no-progress" in text
     assert options("decompress") == {"-c", "--stdout", "-o", "--output", "-f", "--force", "-k", "--keep", "--rm",
                                      "-S", "--suffix", "-m", "--model", "--device", "-j", "--jobs", "-v",
-                                     "--verbose", "-q", "--quiet", "--no-progress", "--threads"}
+                                     "--verbose", "-q", "--quiet", "--no-progress", "--threads", "--ray"}
 
 
 def test_compress_help_is_unchanged_in_substance():
@@ -75,7 +75,7 @@ def test_compress_help_is_unchanged_in_substance():
     text = " ".join(r.output.split())
     assert options("compress") == {"-c", "--stdout", "-o", "--output", "-f", "--force", "-k", "--keep", "--rm",
                                    "-S", "--suffix", "-m", "--model", "--device", "-j", "--jobs", "-v",
-                                   "--verbose", "-q", "--quiet", "--no-progress", "--threads", "--segment",
+                                   "--verbose", "-q", "--quiet", "--no-progress", "--threads", "--ray", "--segment",
                                    "--mix", "--adapt", "--adapt-lr", "--adapt-block", "--seed", "--block-size",
                                    *(f"-{n}" for n in range(1, 10))}
     for said in ("Delete the input after a verified round trip.", f"default: {registry.DEFAULT_MODEL}",
