@@ -86,7 +86,10 @@ def measure(threads: int = 1, ref_dir: str | Path | None = None, write_to: Path 
             row["decoded"] = codec.decode(*fmt.unpack(ref), model, workers=1) == data
         out[key] = row
     golden = {}
-    for p in sorted(DATA.glob("golden-*-v*.lmz")):
+    # formats 9 and 10 changed the container, not the coding (tests/coding/test_golden.py decodes them all,
+    # here): under each setting, the format-8 files, the current ones and v10's mix (the token match model)
+    for p in sorted(p for p in DATA.glob("golden-*-v*.lmz") if "-v9" not in p.name
+                    and ("-v10" not in p.name or "-mix-" in p.name or "-scratch-" in p.name)):
         want = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in p.name else ORIGINAL
         want = ORIGINAL * 2 if "-mix-" in p.name else want
         arch = p.name.split("-")[1]
