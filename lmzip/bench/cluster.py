@@ -1,34 +1,55 @@
-"""`lmzip bench --ray [ADDRESS]`: every (compressor, file) pair one Ray task, the rows gathered into the one
-results JSON. Ray is optional (``pip install 'lmzip[cluster]'``) and imported only here.
+"""`lmzip bench --ray [ADDRESS]`: every (compressor, file) pair compressed in one Ray task and decompressed in
+another, on a different node wherever the cluster has two, the rows gathered into the one results JSON.
+Ray is optional (``pip install 'lmzip[cluster]'``) and imported only here.
 
 Each task gets the input's bytes through Ray's object store, so the nodes need no shared files, but every
 node needs lmzip and the models measured (their ids are recorded per row and checked when results merge).
-A task takes one CPU, as each compressor in `lmzip bench` runs on one thread.
+A task takes one CPU, as each compressor in `lmzip bench` runs on one thread. A row records both nodes
+(``compress_node``, ``decompress_node``); its peak memory is the larger of the two tasks'.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
-from lmzip.bench.runner import Source, failed, in_order, measure
-from lmzip.coding.cluster import LOCAL, available, check_address, connected  # noqa: F401 - the CLI's entry points
+from lmzip.bench.runner import Row, Source, compress_half, decompress_half, failed, in_order
+from lmzip.coding.cluster import LOCAL, available, check_address, connected, node  # noqa: F401 - the CLI's
 
 _BUILT: dict[str, Any] = {}  # in a Ray worker process: compressors built by earlier tasks (models load once)
 
 
-def _pair(name: str, label: str, data: bytes) -> dict[str, Any]:
-    """One Ray task: compressor ``name`` on one input (the same measurement as runner's worker processes)."""
+def _built(name: str):
     from lmzip.bench import compressors
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if name not in _BUILT:
+        _BUILT[name] = compressors.build(name)
+    return _BUILT[name]
+
+
+def _compress(name: str, label: str, data: bytes) -> tuple[dict[str, Any], bytes | None]:
+    """The first task of a pair: the row so far (its node recorded) and the compressed bytes (None: failed)."""
     try:
-        if name not in _BUILT:
-            _BUILT[name] = compressors.build(name)
+        row, blob = compress_half(_built(name), label, data)
     except Exception as e:  # noqa: BLE001 - reported as a failed row, never a traceback
-        return failed(name, label, str(e))
-    return measure(_BUILT[name], label, data)
+        return failed(name, label, str(e)), None
+    row.compress_node = node()
+    return asdict(row), blob
+
+
+def _decompress(name: str, row: dict[str, Any], blob: bytes, data: bytes) -> dict[str, Any]:
+    """The second task of a pair: decompressed (on another node than the first, where there is one) and
+    compared with the input."""
+    r = Row(**row)
+    try:
+        r = decompress_half(_built(name), r, blob, data)
+    except Exception as e:  # noqa: BLE001
+        r.error = str(e)
+    r.decompress_node = node()
+    return asdict(r)
 
 
 def run(names: list[str], sources: list[Source], address: str = LOCAL,
@@ -36,17 +57,34 @@ def run(names: list[str], sources: list[Source], address: str = LOCAL,
     """Every compressor on every source as Ray tasks on the cluster at ``address``; rows as runner.run's
     (``cpus``: the CPUs a local instance offers, so as many tasks at once; default: every core)."""
     with connected(address, cpus) as ray:
-        task = ray.remote(num_cpus=1, max_retries=0)(_pair)
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        first = ray.remote(num_cpus=1, max_retries=0, num_returns=2)(_compress)
+        second = ray.remote(num_cpus=1, max_retries=0)(_decompress)
+        nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"] and n["Resources"].get("CPU")]
         data = {s.label: ray.put(s.read()) for s in sources}
-        pending = {task.remote(n, s.label, data[s.label]): (n, s.label) for n in names for s in sources}
-        rows = []
+        pending: dict[Any, tuple[str, str, Any]] = {}  # a task's result -> (compressor, file, compressed bytes)
+        for n in names:
+            for s in sources:
+                row_ref, blob_ref = first.remote(n, s.label, data[s.label])
+                pending[row_ref] = (n, s.label, blob_ref)
+        rows: list[dict[str, Any]] = []
+        turn = 0  # the decompressing nodes taken in turn
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
-            name, label = pending.pop(done[0])
+            name, label, blob = pending.pop(done[0])
             try:
                 row = ray.get(done[0])
             except Exception as e:  # noqa: BLE001 - a worker that died: a failed row, as runner's
                 row = failed(name, label, f"Ray task failed: {str(e).splitlines()[0]}")
+            if blob is not None and row["error"] is None:  # compressed: decompressed elsewhere next
+                others = [x for x in nodes if x != row["compress_node"]]
+                strategy = NodeAffinitySchedulingStrategy(others[turn % len(others)], soft=False) if others \
+                    else "DEFAULT"
+                turn += 1
+                pending[second.options(scheduling_strategy=strategy).remote(name, row, blob, data[label])] = \
+                    (name, label, None)
+                continue
             rows.append(row)
             if on_row:
                 on_row(row)

@@ -60,6 +60,9 @@ class Row:
     # what makes rows of one compressor comparable: merging results refuses rows that disagree on these
     lmzip: str = __version__
     model_id: str | None = None
+    # `lmzip bench --ray`: the Ray nodes that compressed and decompressed (different wherever the cluster has two)
+    compress_node: str | None = None
+    decompress_node: str | None = None
 
 
 def bundled_corpus(pkg: Path | None = None) -> Path:
@@ -122,29 +125,55 @@ def _rss_peak_mib() -> float | None:
 
 def measure(comp, label: str, data: bytes) -> dict[str, Any]:
     """One compressor on one input: compress, decompress, compare, time and peak memory; a row as a dict."""
+    row, blob = compress_half(comp, label, data)
+    return asdict(decompress_half(comp, row, blob, data, fresh=False) if blob is not None else row)
+
+
+def compress_half(comp, label: str, data: bytes) -> tuple[Row, bytes | None]:
+    """The first half of `measure`: the row with the compressed size, time and peak so far, and the
+    compressed bytes (None, and the error in the row, if compressing failed)."""
     row = Row(comp.name, comp.settings, label, len(data), model_bytes=comp.model_bytes, model_id=comp.model_id)
     try:
         _rss_reset()
         t0 = time.perf_counter()
         blob = comp.compress(data)
-        t1 = time.perf_counter()
-        out = comp.decompress(blob)
-        t2 = time.perf_counter()
-        row.compressed_bytes, row.compress_s, row.decompress_s = len(blob), t1 - t0, t2 - t1
-        row.peak_mib = _rss_peak_mib()
-        if comp.last_workers and row.peak_mib is not None:  # + the group workers (each at most this)
-            import resource
+        row.compressed_bytes, row.compress_s = len(blob), time.perf_counter() - t0
+        row.peak_mib = _peak(comp)
+        if comp.last_ideal is not None:
+            row.ideal_bits, row.tokens = comp.last_ideal
+        return row, blob
+    except Exception as e:  # noqa: BLE001
+        row.error = f"{type(e).__name__}: {e}"
+        return row, None
 
-            child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-            row.peak_mib += comp.last_workers * child
+
+def decompress_half(comp, row: Row, blob: bytes, data: bytes, fresh: bool = True) -> Row:
+    """The second half of `measure`: decompress ``blob``, compare it with ``data``, time it; ``fresh``: in
+    another process than the first half (the peak is then the larger of the two processes')."""
+    try:
+        if fresh:
+            _rss_reset()
+        t0 = time.perf_counter()
+        out = comp.decompress(blob)
+        row.decompress_s = time.perf_counter() - t0
+        peak = _peak(comp)
+        row.peak_mib = max((p for p in (row.peak_mib, peak) if p is not None), default=None)
         row.verified = out == data
         if not row.verified:
             row.error = "decompressed bytes differ from the original"
-        if comp.last_ideal is not None:
-            row.ideal_bits, row.tokens = comp.last_ideal
     except Exception as e:  # noqa: BLE001
         row.error = f"{type(e).__name__}: {e}"
-    return asdict(row)
+    return row
+
+
+def _peak(comp) -> float | None:
+    """This process's peak RSS in MiB, plus the group workers of the last call (each at most the same)."""
+    peak = _rss_peak_mib()
+    if comp.last_workers and peak is not None:
+        import resource
+
+        peak += comp.last_workers * resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return peak
 
 
 def failed(name: str, label: str, error: str) -> dict[str, Any]:

@@ -105,6 +105,8 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         ui.out.print(t)
     written = report.save_all(doc, out, not no_plots)
     ui.err.print(f"wrote {', '.join(str(p) for p in written)}", markup=False)
+    if ray_address is not None and not quiet:
+        ui.err.print(_nodes_line(rows), markup=False)
     if suite == "default" and bundled and not files and not quiet:
         ui.err.print("This was the default suite; every bundled file, the learning rows (+adapt, +adapt+mix, "
                      "+scratch) and the legacy models: lmzip bench --suite full (hours).")
@@ -113,6 +115,14 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         ui.error(f"{len(bad)} result(s) failed verification: " + "; ".join(
             f"{r['compressor']} × {r['file']}: {r['error']}" for r in bad[:3]))
         sys.exit(ui.ERROR)
+
+
+def _nodes_line(rows: list[dict]) -> str:
+    """How the rows of a Ray run crossed nodes: every row records where it was compressed and decompressed."""
+    pairs = [(r.get("compress_node"), r.get("decompress_node")) for r in rows]
+    nodes = {n for p in pairs for n in p if n}
+    crossed = sum(1 for a, b in pairs if a and b and a != b)
+    return f"Ray: {len(nodes)} node(s); {crossed} of {len(rows)} rows decompressed on another node than compressed"
 
 
 def _earlier(out: Path, names: list[str], files: list[str]) -> dict:

@@ -189,7 +189,8 @@ def _one(name: str, opts: IoOptions, run: Run) -> None:
     if opts.verbose:
         secs = time.perf_counter() - t0
         line = layout_line(header_record(name, t.compressed, t.headers))
-        ui.err.print(f"  {line}; {t.original / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s)", markup=False)
+        ray = f"; {len(t.nodes)} blocks on {len(set(t.nodes))} Ray nodes" if t.nodes else ""
+        ui.err.print(f"  {line}; {t.original / 1000 / max(secs, 1e-9):.1f} KB/s ({secs:.2f} s){ray}", markup=False)
 
 
 def _destination(src: Path | None, opts: IoOptions) -> Path | None:

@@ -4,7 +4,8 @@ to one coded here and either decodes anywhere. Ray is optional (``pip install 'l
 imported only here; `lmzip bench --ray` (lmzip.bench.cluster) starts and reaches Ray the same way.
 
 Each task codes one block in one process with one thread (the bytes never depend on it) and gets the
-block through Ray's object store, so nodes share no files; every node needs lmzip and the model (by
+block through Ray's object store, so nodes share no files; tasks are spread over the nodes (Ray's SPREAD),
+and the node of every block is recorded (``Totals.nodes``, shown by ``-v``); every node needs lmzip and the model (by
 name, folder or, for seeded weights, preset and seed; a decoding task finds it by the id each frame
 records, as `lmzip -d` does). At most two tasks per CPU are in flight, so memory stays a few blocks.
 """
@@ -15,6 +16,7 @@ import contextlib
 import importlib.util
 import logging
 import os
+import secrets
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import replace
@@ -49,6 +51,11 @@ def check_address(address: str) -> str:
 def connected(address: str = LOCAL, cpus: int | None = None) -> Iterator[Any]:
     """Ray, started on this machine (``local``: its services on loopback, ``cpus`` of them) or joined at
     ``address``, shut down afterwards; one line if it cannot be reached."""
+    if address == LOCAL and not any(k in os.environ for k in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH",
+                                                                "RAY_AUTH_MODE")):
+        # a token of this run's own, inherited by the instance it starts (Ray reads the mode when imported):
+        # Ray would otherwise write one to ~/.ray/auth_token, a file the user never asked for
+        os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(16))
     import ray
 
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
@@ -81,43 +88,55 @@ def _model(key: tuple) -> LoadedModel | None:
     return _MODELS[key]
 
 
-def _encode(key: tuple, settings: Settings, data: bytes, block: int, last: bool) -> tuple:
-    """One task: block ``block`` coded as lmzip.coding.stream codes it; (frame, header, bits), or an error."""
+def node() -> str:
+    """The Ray node this task runs on (its id in hex)."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id()
+
+
+def _encode(key: tuple, settings: Settings, data: bytes, block: int, last: bool) -> tuple[str, Any]:
+    """One task: block ``block`` coded as lmzip.coding.stream codes it; (node, (frame, header, bits) or an
+    error)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
-        return stream._encode(data, _model(key), replace(settings, threads=1), None, 1, block, last)
+        return node(), stream._encode(data, _model(key), replace(settings, threads=1), None, 1, block, last)
     except LmzipError as e:
-        return type(e), str(e)
+        return node(), (type(e), str(e))
 
 
-def _decode(key: tuple | None, head, payload: bytes) -> bytes | tuple:
-    """One task: a frame decoded and checked as lmzip.coding.stream does; the bytes, or an error."""
+def _decode(key: tuple | None, head, payload: bytes) -> tuple[str, Any]:
+    """One task: a frame decoded and checked as lmzip.coding.stream does; (node, the bytes or an error)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
-        return stream.decode_frame(head, payload, (lambda h: _model(key)) if key else None, None, 1, "cpu", 1)
+        return node(), stream.decode_frame(head, payload, (lambda h: _model(key)) if key else None, None, 1,
+                                           "cpu", 1)
     except LmzipError as e:
-        return type(e), str(e)
+        return node(), (type(e), str(e))
 
 
-def _result(value: Any) -> Any:
+def _result(out: stream.Totals, value: tuple[str, Any]) -> Any:
+    """A task's result (its error raised here), its node recorded in ``out``."""
+    where, value = value
+    out.nodes.append(where)
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], type):
         raise value[0](value[1])
     return value
 
 
-def _in_order(ray, jobs: Iterator[tuple[Any, Any]], write) -> None:
+def _in_order(ray, jobs: Iterator[tuple[Any, Any]], write, out: stream.Totals) -> None:
     """Submit ``jobs`` (a remote call's object ref, what ``write`` needs with its result) keeping at most two
-    per CPU in flight, and write the results in submission order."""
+    per CPU in flight, and write the results in submission order (their nodes recorded in ``out``)."""
     window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     pending: deque = deque()
     for job in jobs:
         pending.append(job)
         if len(pending) >= window:
             ref, what = pending.popleft()
-            write(_result(ray.get(ref)), what)
+            write(_result(out, ray.get(ref)), what)
     while pending:
         ref, what = pending.popleft()
-        write(_result(ray.get(ref)), what)
+        write(_result(out, ray.get(ref)), what)
 
 
 def compress_stream(src: BinaryIO, dst: BinaryIO, model: LoadedModel | None, settings: Settings,
@@ -129,7 +148,7 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model: LoadedModel | None, set
                                                         else str(model.path), model.seed)
     out = stream.Totals()
     with connected(address, cpus) as ray:
-        task = ray.remote(num_cpus=1, max_retries=0)(_encode)
+        task = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(_encode)
 
         def jobs():
             for i, (data, last) in enumerate(stream.blocks(src, settings.block_size)):
@@ -142,7 +161,7 @@ def compress_stream(src: BinaryIO, dst: BinaryIO, model: LoadedModel | None, set
             if progress:
                 progress(out.original, out.original)
 
-        _in_order(ray, jobs(), write)
+        _in_order(ray, jobs(), write, out)
     return out
 
 
@@ -152,7 +171,7 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, hint: str | None = None, add
     are read and checked here, in order, and each block is written only once it is decoded and checked."""
     out = stream.Totals()
     with connected(address, cpus) as ray:
-        task = ray.remote(num_cpus=1, max_retries=0)(_decode)
+        task = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(_decode)
 
         def jobs():
             for head, payload in read_frames(src):
@@ -167,5 +186,5 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, hint: str | None = None, add
             if progress:
                 progress(out.compressed, out.compressed)
 
-        _in_order(ray, jobs(), write)
+        _in_order(ray, jobs(), write, out)
     return out

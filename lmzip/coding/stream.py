@@ -33,6 +33,7 @@ class Totals:
     compressed: int = 0
     ideal_bits: float = 0.0
     headers: list[Header] = field(default_factory=list)  # every frame's header, in order
+    nodes: list[str] = field(default_factory=list)  # the Ray node of every block, in order (--ray only)
 
     @property
     def first(self) -> Header:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lmzip.bench import cluster
+from lmzip.bench import cluster, compressors, runner
 from lmzip.cli.main import main
 from lmzip.errors import LmzipError
 
@@ -36,15 +36,25 @@ def test_a_file_taken_for_an_address_is_one_line():
 
 
 @pytest.mark.cluster
-def test_bench_on_a_ray_head(ray_head, ray_env, tmp_path):
-    for n in "ab":
-        (tmp_path / f"{n}.txt").write_bytes(n.encode() * 500 + b"xyz" * 100)
+def test_bench_on_two_ray_nodes(ray_head, ray_env, tmp_path):
+    """2 compressors × 3 files: the sizes of a local run, every row decompressed on the other node."""
+    paths = []
+    for n in "abc":
+        paths.append(tmp_path / f"{n}.txt")
+        paths[-1].write_bytes(n.encode() * 500 + b"xyz" * 100)
     res = tmp_path / "res"
-    cmd = [sys.executable, "-m", "lmzip", "bench", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"),
-           "--compressors", "gzip,bzip2", f"--ray={ray_head}", "--out", str(res), "--no-plots", "-q"]
+    cmd = [sys.executable, "-m", "lmzip", "bench", *map(str, paths), "--compressors", "gzip,bzip2",
+           f"--ray={ray_head}", "--out", str(res), "--no-plots"]
     r = subprocess.run(cmd, env=ray_env, capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr[-3000:]
     rows = json.loads((res / "results.json").read_text())["rows"]
     assert [(x["compressor"], Path(x["file"]).name) for x in rows] == [
-        ("gzip", "a.txt"), ("gzip", "b.txt"), ("bzip2", "a.txt"), ("bzip2", "b.txt")]
+        (c, f"{n}.txt") for c in ("gzip", "bzip2") for n in "abc"]
     assert all(x["verified"] and x["original_bytes"] == 800 for x in rows)
+    local = {(c, p.name): runner.measure(compressors.build(c), str(p), p.read_bytes())["compressed_bytes"]
+             for c in ("gzip", "bzip2") for p in paths}
+    assert {(x["compressor"], Path(x["file"]).name): x["compressed_bytes"] for x in rows} == local
+    assert all(x["compress_node"] and x["decompress_node"] and x["compress_node"] != x["decompress_node"]
+               for x in rows)
+    assert len({x["compress_node"] for x in rows} | {x["decompress_node"] for x in rows}) == 2
+    assert "Ray: 2 node(s); 6 of 6 rows decompressed on another node than compressed" in r.stderr

@@ -1,10 +1,13 @@
 """`lmzip compress --ray` / `decompress --ray`: every block a Ray task, the very file a local run writes; without
-Ray one line and exit 2. The Ray test (marker `cluster`, in `make test`) runs on a loopback head."""
+Ray one line and exit 2. The Ray test (marker `cluster`, in `make test`) runs on a head and a second node,
+both on loopback: the blocks spread over both, coded and decoded on either."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import types
 
 import pytest
 from click.testing import CliRunner
@@ -28,15 +31,17 @@ def test_ray_without_ray_is_one_line_and_exit_2(tmp_path, monkeypatch, command):
 
 
 @pytest.mark.cluster
-def test_blocks_as_ray_tasks_write_the_local_file(ray_head, ray_env, tmp_path):
+def test_blocks_on_two_ray_nodes_write_the_local_file(ray_head, ray_env, tmp_path):
     folder = tmp_path / "tiny-gpt"
     save_model(tiny("gpt"), ByteTokenizer(), folder)  # the workers load it from its folder
     data = TEXT * 4 + bytes(range(256)) * 2  # five blocks of 1 KiB: mixed, counted and stored frames
     (tmp_path / "a.txt").write_bytes(data)
 
     def lmzip(*args: str) -> bytes:
-        r = subprocess.run([sys.executable, "-m", "lmzip", *args], env=ray_env, capture_output=True, timeout=240)
+        r = subprocess.run([sys.executable, "-m", "lmzip", args[0], "-v", *args[1:]], env=ray_env, capture_output=True,
+                           timeout=240)
         assert r.returncode == 0, r.stderr.decode()[-3000:]
+        assert b"; 5 blocks on 2 Ray nodes" in r.stderr  # spread over the head and the second node
         return r.stdout
 
     local = api.LMCompressor(str(folder), mix=True, block_size=1024, jobs=1).compress(data)  # here, in-process
@@ -44,3 +49,30 @@ def test_blocks_as_ray_tasks_write_the_local_file(ray_head, ray_env, tmp_path):
     assert lmzip("compress", f"--ray={ray_head}", *flags) == local
     (tmp_path / "a.lmz").write_bytes(local)
     assert lmzip("decompress", f"--ray={ray_head}", "-m", str(folder), "-c", str(tmp_path / "a.lmz")) == data
+
+
+@pytest.mark.parametrize("given", [{}, {"RAY_AUTH_TOKEN": "mine"}])
+def test_a_local_instance_gets_a_token_of_its_own_not_one_in_home(monkeypatch, given):
+    """--ray without an address starts Ray with a token of the run's own (Ray would write ~/.ray/auth_token);
+    a token the user set is theirs to keep."""
+    seen = {}
+
+    class FakeRay(types.ModuleType):
+        def init(self, **kwargs):
+            seen.update(mode=os.environ.get("RAY_AUTH_MODE"), token=os.environ.get("RAY_AUTH_TOKEN"))
+
+        def shutdown(self):
+            seen["shut"] = True
+
+    for k in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE"):
+        monkeypatch.setenv(k, "")  # so that what connected() sets is undone after the test
+        monkeypatch.delenv(k)
+    for k, v in given.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setitem(sys.modules, "ray", FakeRay("ray"))
+    with cluster.connected(cluster.LOCAL, 1):
+        pass
+    if given:
+        assert seen == {"mode": None, "token": "mine", "shut": True}
+    else:
+        assert seen["mode"] == "token" and len(seen["token"]) == 32 and seen["shut"]
