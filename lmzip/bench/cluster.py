@@ -31,25 +31,40 @@ def _built(name: str):
 
 
 def _compress(name: str, label: str, data: bytes) -> tuple[dict[str, Any], bytes | None]:
-    """The first task of a pair: the row so far (its node recorded) and the compressed bytes (None: failed)."""
+    """The first task of a pair: the row so far (its node recorded, and the worker processes the compressor
+    used under ``workers``) and the compressed bytes (None: failed)."""
     try:
-        row, blob = compress_half(_built(name), label, data)
+        comp = _built(name)
+        row, blob = compress_half(comp, label, data)
     except Exception as e:  # noqa: BLE001 - reported as a failed row, never a traceback
         return failed(name, label, str(e)), None
     row.compress_node = node()
-    return asdict(row), blob
+    return {**asdict(row), "workers": comp.last_workers}, blob
 
 
 def _decompress(name: str, row: dict[str, Any], blob: bytes, data: bytes) -> dict[str, Any]:
     """The second task of a pair: decompressed (on another node than the first, where there is one) and
     compared with the input."""
+    row = dict(row)
+    workers = row.pop("workers")
     r = Row(**row)
     try:
-        r = decompress_half(_built(name), r, blob, data)
+        comp = _built(name)
+        comp.last_workers = workers  # the frame's groups, as the compressing task used them
+        r = decompress_half(comp, r, blob, data)
     except Exception as e:  # noqa: BLE001
         r.error = str(e)
     r.decompress_node = node()
     return asdict(r)
+
+
+def _elsewhere(ray, here: str, turn: int):
+    """Where the second task of a pair runs: a live node with CPUs other than ``here`` (in turn), pinned;
+    Ray's choice where there is none."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    others = [n["NodeID"] for n in ray.nodes() if n["Alive"] and n["Resources"].get("CPU") and n["NodeID"] != here]
+    return NodeAffinitySchedulingStrategy(others[turn % len(others)], soft=False) if others else "DEFAULT"
 
 
 def run(names: list[str], sources: list[Source], address: str = LOCAL,
@@ -57,34 +72,33 @@ def run(names: list[str], sources: list[Source], address: str = LOCAL,
     """Every compressor on every source as Ray tasks on the cluster at ``address``; rows as runner.run's
     (``cpus``: the CPUs a local instance offers, so as many tasks at once; default: every core)."""
     with connected(address, cpus) as ray:
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
         first = ray.remote(num_cpus=1, max_retries=0, num_returns=2)(_compress)
         second = ray.remote(num_cpus=1, max_retries=0)(_decompress)
-        nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"] and n["Resources"].get("CPU")]
         data = {s.label: ray.put(s.read()) for s in sources}
-        pending: dict[Any, tuple[str, str, Any]] = {}  # a task's result -> (compressor, file, compressed bytes)
+        # a task's result -> (compressor, file, the compressed bytes of a first task, the row of a second's)
+        pending: dict[Any, tuple[str, str, Any, dict | None]] = {}
         for n in names:
             for s in sources:
                 row_ref, blob_ref = first.remote(n, s.label, data[s.label])
-                pending[row_ref] = (n, s.label, blob_ref)
+                pending[row_ref] = (n, s.label, blob_ref, None)
         rows: list[dict[str, Any]] = []
         turn = 0  # the decompressing nodes taken in turn
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
-            name, label, blob = pending.pop(done[0])
+            name, label, blob, first_row = pending.pop(done[0])
             try:
                 row = ray.get(done[0])
             except Exception as e:  # noqa: BLE001 - a worker that died: a failed row, as runner's
-                row = failed(name, label, f"Ray task failed: {str(e).splitlines()[0]}")
+                why = f"Ray task failed: {str(e).splitlines()[0]}"
+                row = failed(name, label, why) if first_row is None else {  # no sizes: the totals leave it out
+                    **first_row, "error": why, "compressed_bytes": None, "compress_s": None}
             if blob is not None and row["error"] is None:  # compressed: decompressed elsewhere next
-                others = [x for x in nodes if x != row["compress_node"]]
-                strategy = NodeAffinitySchedulingStrategy(others[turn % len(others)], soft=False) if others \
-                    else "DEFAULT"
+                strategy = _elsewhere(ray, row["compress_node"], turn)
                 turn += 1
                 pending[second.options(scheduling_strategy=strategy).remote(name, row, blob, data[label])] = \
-                    (name, label, None)
+                    (name, label, None, row)
                 continue
+            row.pop("workers", None)
             rows.append(row)
             if on_row:
                 on_row(row)

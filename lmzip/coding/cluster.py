@@ -17,6 +17,7 @@ import importlib.util
 import logging
 import os
 import secrets
+import sys
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import replace
@@ -51,11 +52,8 @@ def check_address(address: str) -> str:
 def connected(address: str = LOCAL, cpus: int | None = None) -> Iterator[Any]:
     """Ray, started on this machine (``local``: its services on loopback, ``cpus`` of them) or joined at
     ``address``, shut down afterwards; one line if it cannot be reached."""
-    if address == LOCAL and not any(k in os.environ for k in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH",
-                                                                "RAY_AUTH_MODE")):
-        # a token of this run's own, inherited by the instance it starts (Ray reads the mode when imported):
-        # Ray would otherwise write one to ~/.ray/auth_token, a file the user never asked for
-        os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(16))
+    if address == LOCAL:
+        own_token()
     import ray
 
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
@@ -70,6 +68,18 @@ def connected(address: str = LOCAL, cpus: int | None = None) -> Iterator[Any]:
         yield ray
     finally:
         ray.shutdown()
+
+
+def own_token() -> bool:
+    """Before a local instance starts: a token of this process's own, which the instance inherits (Ray
+    would otherwise write one to ~/.ray/auth_token, a file the user never asked for). Only where the user
+    set no token and Ray is not yet imported (it reads the mode then); the process keeps it, so a later
+    connection from it to another cluster needs that cluster's token set beforehand."""
+    if "ray" in sys.modules or any(k in os.environ for k in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH",
+                                                               "RAY_AUTH_MODE")):
+        return False
+    os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(16))
+    return True
 
 
 _MODELS: dict[Any, Any] = {}  # in a Ray worker: models loaded by earlier tasks

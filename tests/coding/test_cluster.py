@@ -51,28 +51,23 @@ def test_blocks_on_two_ray_nodes_write_the_local_file(ray_head, ray_env, tmp_pat
     assert lmzip("decompress", f"--ray={ray_head}", "-m", str(folder), "-c", str(tmp_path / "a.lmz")) == data
 
 
-@pytest.mark.parametrize("given", [{}, {"RAY_AUTH_TOKEN": "mine"}])
-def test_a_local_instance_gets_a_token_of_its_own_not_one_in_home(monkeypatch, given):
-    """--ray without an address starts Ray with a token of the run's own (Ray would write ~/.ray/auth_token);
-    a token the user set is theirs to keep."""
-    seen = {}
-
-    class FakeRay(types.ModuleType):
-        def init(self, **kwargs):
-            seen.update(mode=os.environ.get("RAY_AUTH_MODE"), token=os.environ.get("RAY_AUTH_TOKEN"))
-
-        def shutdown(self):
-            seen["shut"] = True
-
+@pytest.mark.parametrize("given, imported, own", [({}, False, True), ({"RAY_AUTH_TOKEN": "mine"}, False, False),
+                                                  ({"RAY_AUTH_MODE": "disabled"}, False, False), ({}, True, False)])
+def test_a_local_instance_gets_a_token_of_its_own_not_one_in_home(monkeypatch, given, imported, own):
+    """--ray without an address starts Ray with a token of the process's own (Ray would write
+    ~/.ray/auth_token); a token or mode the user set is theirs, and once Ray is imported it is too late."""
     for k in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE"):
-        monkeypatch.setenv(k, "")  # so that what connected() sets is undone after the test
+        monkeypatch.setenv(k, "")  # so that what own_token() sets is undone after the test
         monkeypatch.delenv(k)
     for k, v in given.items():
         monkeypatch.setenv(k, v)
-    monkeypatch.setitem(sys.modules, "ray", FakeRay("ray"))
-    with cluster.connected(cluster.LOCAL, 1):
-        pass
-    if given:
-        assert seen == {"mode": None, "token": "mine", "shut": True}
+    if imported:
+        monkeypatch.setitem(sys.modules, "ray", types.ModuleType("ray"))
     else:
-        assert seen["mode"] == "token" and len(seen["token"]) == 32 and seen["shut"]
+        monkeypatch.delitem(sys.modules, "ray", raising=False)
+    assert cluster.own_token() is own
+    if own:
+        assert os.environ["RAY_AUTH_MODE"] == "token" and len(os.environ["RAY_AUTH_TOKEN"]) == 32
+    else:
+        assert {k: os.environ.get(k) for k in given} == given and ("RAY_AUTH_TOKEN" in os.environ) == bool(
+            given.get("RAY_AUTH_TOKEN"))
