@@ -13,15 +13,16 @@ from lmzip.errors import FormatError, IntegrityError
 DEFAULT_LEVEL = fmt.DEFAULT_LEVEL
 
 
-def compress(data: bytes, level: int = DEFAULT_LEVEL) -> bytes:
-    """Compress bytes with the context-mixing model; `level` 1..9 sets the table memory."""
+def compress(data: bytes, level: int = DEFAULT_LEVEL, marks: np.ndarray | None = None) -> bytes:
+    """Compress bytes with the context-mixing model; `level` 1..9 sets the table memory (``marks``:
+    filled with the payload's length after every K-th part of the input, model.run's profile)."""
     if level not in fmt.LEVELS:
         raise FormatError(f"cm level {level} is out of range 1..9")
     data = bytes(data)
     head = fmt.pack(level, len(data), zlib.crc32(data))
     if not data:
         return head
-    payload = run(True, np.frombuffer(data, dtype=np.uint8), len(data), allocate(level))
+    payload = run(True, np.frombuffer(data, dtype=np.uint8), len(data), allocate(level), marks=marks)
     return head + payload.tobytes()
 
 

@@ -119,9 +119,11 @@ _OFF_SPANS = ((OFF_ORDERS, 0, 14), (OFF_WORDS, 14, 18), (OFF_SPARSE, 18, 22), (O
               (OFF_MATCH, N_IN - 3, N_IN - 1))
 
 
-def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0) -> np.ndarray:
+def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: np.ndarray | None = None) -> np.ndarray:
     """Encode src (n bytes) to a payload, or decode n bytes from the payload src (``off``: inputs
-    silenced for an ablation, OFF_* bits; 0 in every file)."""
+    silenced for an ablation, OFF_* bits; 0 in every file; ``marks``, K int64s: the encoder records
+    there the payload's length after every K-th part of the input, its cost profile)."""
+    marks = np.zeros(0, dtype=np.int64) if marks is None else marks
     st = new_state()
     if encode:  # the loop reads the input as its history; the decoder fills its history as it goes
         buf, src = np.array(src[:n], dtype=np.uint8), np.zeros(1, dtype=np.uint8)
@@ -132,7 +134,7 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0) -> np.nd
         if off & bit:
             mask[a:b] = 0
     out, used = _code(encode, src, buf, n, st, t.ht, t.t01, t.sm, t.w1, t.wf, t.apm1, t.apm2, t.apm3, t.mtab, t.msm,
-                      mask, bool(off & ~OFF_SSE), bool(off & OFF_SSE))
+                      mask, bool(off & ~OFF_SSE), bool(off & OFF_SSE), marks)
     return out[:used]
 
 
@@ -145,7 +147,7 @@ def _grow(out: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, mask,  # noqa: C901 - one loop
-          masked, no_sse):
+          masked, no_sse, marks):
     nb_mask = (ht.shape[1] >> 4) - 1
     m_mask = mtab.shape[0] - 1
     if encode:
@@ -172,6 +174,7 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
     # sharing (it helps tables: kennedy.xls, ptt5), so it stays; a change would be a new cm version.
     rlen, cand, cand_n = 0, 0, 0
     line, pline = 0, 0  # where the current and the previous text line start
+    k_mark, next_mark = 0, (n + marks.shape[0] - 1) // max(1, marks.shape[0])  # the next mark's byte count
     for i in range(n):
         if encode and st[3] + 64 > out.shape[0]:
             out = _grow(out)
@@ -285,6 +288,10 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
         c = c0 & 0xFF
         if not encode:
             buf[i] = c
+        while k_mark < marks.shape[0] and i + 1 >= next_mark:  # the cost profile (encoding)
+            marks[k_mark] = st[3]
+            k_mark += 1
+            next_mark = ((k_mark + 1) * n + marks.shape[0] - 1) // marks.shape[0]
         # --- byte done: slide the contexts ---
         c8 = ((c8 << 8) | (c4 >> 24)) & 0xFFFFFFFF
         c4 = ((c4 << 8) | c) & 0xFFFFFFFF

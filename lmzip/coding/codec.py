@@ -156,10 +156,10 @@ def trace(data: bytes, model: LoadedModel, settings: Settings, visit: Visit,
 
 
 def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, settings: Settings, original: int,
-                  budget: int | None = None, progress: Progress | None = None) -> tuple[bytes, float]:
+                  budget: hybrid.Budget | None = None, progress: Progress | None = None) -> tuple[bytes, float]:
     """Code one group of segments: its range-coder words (or with mix, its counting-mixed coder's
     bytes) and the bits the coder paid (``original``: the block's length, which bounds a segment's;
-    ``budget``: with mix, give up past this many bytes, hybrid.OverBudget)."""
+    ``budget``: with mix, when to give up, hybrid.OverBudget)."""
     if settings.mix:
         mixed = hybrid.GroupCoder(model, lengths, settings.mix_level, original, known=segs, budget=budget)
         with computation(settings):
@@ -206,11 +206,11 @@ def header(data: bytes, model: LoadedModel, settings: Settings, **where) -> Head
 
 def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
            workers: int | None = None, block: int = 0, last: bool = True,
-           budget: int | None = None) -> tuple[bytes, Header, float] | None:
+           budget: hybrid.Budget | None = None) -> tuple[bytes, Header, float] | None:
     """Code ``data``, block number ``block`` of an input (lmzip.coding.stream; at most
     ``settings.block_size`` bytes); returns its frame, the frame's header and the bits the coder paid
     (Σ -log2 p). ``workers`` decides only how many groups run at once, never how the input is cut.
-    ``budget`` (with mix): None instead once a group's bytes pass it (another frame is smaller)."""
+    ``budget`` (with mix): None instead once a group gives up (another frame is or will be smaller)."""
     if len(data) > settings.block_size:
         raise ValueError(f"a block of {len(data)} bytes is longer than the block size {settings.block_size}")
     where = dict(block=block, block_size=settings.block_size, last=last)

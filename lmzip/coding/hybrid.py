@@ -8,6 +8,7 @@ payload is that coder's bytes. The tables are those of a counting level (the hea
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -50,18 +51,57 @@ def capacity(lengths: np.ndarray, vocab, original_length: int) -> int:
 
 
 class OverBudget(Exception):
-    """The encoder's bytes passed its budget: another frame of the block is already smaller."""
+    """The encoder's bytes passed its budget: another frame of the block is smaller, or will be."""
+
+
+PROFILE = 64  # the counted block's cost profile: its payload's length after every 64th of the block
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When a group of the mixed coder gives up on its block (the stream then keeps the block counted):
+    once its bytes pass the whole counted payload's (``size``), or, past the first part of the group,
+    once they pass by a margin what counting paid for as many bytes of the block (``marks``: counting's
+    profile, PROFILE lengths, over a block of ``length`` bytes). Integers only: every machine decides alike."""
+
+    size: int
+    marks: np.ndarray | None = None
+    length: int = 0
+    start: tuple[int, int] = (1, 8)  # judged from this part of the group on
+    margin: int = 4  # percent over counting's cost
+    slack: int = 64  # bytes
+
+    def counted(self, done: int) -> int:
+        """Counting's payload after ``done`` bytes of the block, read off its profile (interpolated)."""
+        k, n = len(self.marks), self.length
+        pos = min(done, n) * k
+        j, frac = divmod(pos, n)
+        lo = 0 if j == 0 else int(self.marks[j - 1])
+        hi = int(self.marks[min(j, k - 1)])
+        return lo + (hi - lo) * frac // n
+
+    def over(self, out: int, done: int, group: int) -> bool:
+        """Whether a group of ``group`` bytes, ``done`` of them coded into ``out`` bytes, gives up."""
+        if out > self.size:
+            return True
+        if self.marks is None or not self.length or done * self.start[1] < self.start[0] * group:
+            return False
+        return out * 100 > (100 + self.margin) * self.counted(done) + 100 * self.slack
 
 
 class GroupCoder:
     """One group's mixed coder: `code(t, rows, counts)` as codec._lockstep calls it."""
 
     def __init__(self, model, lengths: np.ndarray, level: int, original_length: int,
-                 payload: bytes | None = None, known: np.ndarray | None = None, budget: int | None = None):
+                 payload: bytes | None = None, known: np.ndarray | None = None, budget: Budget | None = None):
         from lmzip.cm import hybrid
 
         self.h, self.v = hybrid, vocab_of(model.tokenizer, outputs(model))
         self.encoding, self.known, self.budget = payload is None, known, budget
+        if budget is not None:  # the group's bytes, and how many of them are coded
+            size = self.v.slen[self.v.rank]  # token id -> its bytes
+            self.size, self.done = size, 0
+            self.bytes = sum(int(size[known[i, : lengths[i]]].sum()) for i in range(len(lengths)))
         self.state = hybrid.allocate(level, len(lengths), capacity(lengths, self.v, original_length),
                                      len(self.v.slen))
         if self.encoding:
@@ -80,8 +120,10 @@ class GroupCoder:
             raise IntegrityError("corrupt data (a segment decoded to more bytes than it can hold)")
         if self.encoding and not np.array_equal(toks, want):  # a token of no bytes cannot be coded this way
             raise Unmixable("a token could not be coded by its bytes")
-        if self.budget is not None and self.state.coder[3] > self.budget:
-            raise OverBudget
+        if self.budget is not None:
+            self.done += int(self.size[want].sum())
+            if self.budget.over(int(self.state.coder[3]), self.done, self.bytes):
+                raise OverBudget
         if not self.encoding and self.state.coder[3] > len(self.src) + 16:
             raise IntegrityError("corrupt data (the coded bytes ran out before the last token)")
         return toks

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
+import numpy as np
+
 from lmzip.coding import counting, transform
 from lmzip.coding.format import Header, read_frames, read_full, verify
 from lmzip.coding.settings import Settings
@@ -122,11 +124,13 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
 
     if not settings.mix:
         return codec.encode(data, model, settings, progress, workers, block=block, last=last)
-    # counting first (~10x faster); a group of the mixed coder then gives up once its own bytes alone
-    # pass the counted frame's
-    counted = counted_instead(data, settings, block, last)
-    budget = None if counted is None else len(counted[0])
-    from lmzip.coding.hybrid import Unmixable
+    # counting first (~10x faster); a group of the mixed coder then gives up once its bytes pass what
+    # counting paid for as many bytes (by a margin), or the whole counted frame's
+    from lmzip.coding.hybrid import PROFILE, Budget, Unmixable
+
+    marks = np.zeros(PROFILE, dtype=np.int64)
+    counted = counted_instead(data, settings, block, last, marks)
+    budget = None if counted is None else Budget(len(counted[0]), marks if marks[-1] else None, len(data))
 
     try:
         coded = codec.encode(data, model, settings, progress, workers, block=block, last=last, budget=budget)
@@ -139,12 +143,13 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
     return coded
 
 
-def counted_instead(data: bytes, settings: Settings, block: int, last: bool) -> tuple[bytes, Header, float] | None:
+def counted_instead(data: bytes, settings: Settings, block: int, last: bool,
+                    marks: np.ndarray | None = None) -> tuple[bytes, Header, float] | None:
     """With mix: the block counted alone with the same tables, which the stream keeps where it is the
     smaller frame (a block the language model barely knows: a binary, a table; or one so small that a
-    short frame's header decides, stored or counted)."""
+    short frame's header decides, stored or counted); ``marks``: filled with counting's cost profile."""
     level = None if transform.looks_random(data) else settings.mix_level  # random: stored, as codec.encode does
-    return counting.encode(data, level, None, block == 0 and last, block=block,
+    return counting.encode(data, level, None, block == 0 and last, marks, block=block,
                            block_size=settings.block_size, last=last)
 
 

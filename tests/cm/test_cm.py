@@ -9,6 +9,7 @@ import struct
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lmzip import cm
@@ -139,3 +140,14 @@ def test_a_changed_source_clears_the_compiled_cache(tmp_path):
     jitcache.ensure_fresh(tmp_path)  # a sibling of model.py changed: numba alone would not notice
     assert not stale.exists()
     assert (tmp_path / "__pycache__" / "cm-sources.sha256").read_text() == jitcache.sources_digest(tmp_path)
+
+
+def test_the_cost_profile_leaves_the_stream_as_it_is():
+    """compress(marks=) records the payload's length after every K-th of the input (the mixed coder's
+    budget reads it) and writes the very same stream."""
+    data = (b"the cost of every part of the input, " * 40 + bytes(range(256)) * 4)[:2000]
+    marks = np.zeros(64, dtype=np.int64)
+    blob = cm.compress(data, 6, marks)
+    assert blob == cm.compress(data, 6)
+    assert np.all(np.diff(marks) >= 0) and 0 < marks[0] and marks[-1] <= len(blob) - fmt.HEADER_BYTES
+    assert marks[31] < marks[-1] // 2  # the repeated text costs less than the bytes after it

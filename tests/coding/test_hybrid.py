@@ -108,10 +108,10 @@ def test_a_counting_level_without_the_mix_flag_is_refused():
         fmt.parse_header(h.pack())
 
 
-def _frames(data: bytes, model) -> list[fmt.Header]:
+def _frames(data: bytes, model, block_size: int = 1024) -> list[fmt.Header]:
     out = io.BytesIO()
-    totals = stream.compress_stream(io.BytesIO(data), out, model, Settings(mix=True, segment=40, block_size=1024),
-                                    workers=1)
+    totals = stream.compress_stream(io.BytesIO(data), out, model,
+                                    Settings(mix=True, segment=40, block_size=block_size), workers=1)
     back = io.BytesIO()
     stream.decompress_stream(io.BytesIO(out.getvalue()), back, lambda h: model, workers=1)
     assert back.getvalue() == data
@@ -148,5 +148,44 @@ def test_the_mixed_encoder_gives_up_past_its_budget(bpe_model):
     full = codec.encode(data, bpe_model, st)[0]
     counted = stream.counted_instead(data, st, 0, True)[0]
     assert len(counted) < len(full) // 2
-    assert codec.encode(data, bpe_model, st, budget=len(counted)) is None
-    assert codec.encode(data, bpe_model, st, budget=len(full)) is not None
+    assert codec.encode(data, bpe_model, st, budget=hybrid.Budget(len(counted))) is None
+    assert codec.encode(data, bpe_model, st, budget=hybrid.Budget(len(full))) is not None
+
+
+def test_a_budget_reads_countings_profile():
+    b = hybrid.Budget(1000, np.array([100, 150, 180, 200]), 400)  # counting's payload after 100, 200, 300, 400 bytes
+    assert [b.counted(d) for d in (0, 50, 100, 150, 250, 400, 999)] == [0, 50, 100, 125, 165, 200, 200]
+    assert not b.over(out=1000, done=5, group=100)  # before the first eighth of the group: only the size counts
+    assert b.over(out=1001, done=5, group=100)
+    assert not b.over(out=100 + 4 + 64, done=100, group=200)  # within the margin (4%) and the slack (64 bytes)
+    assert b.over(out=100 + 4 + 65, done=100, group=200)
+    assert not hybrid.Budget(1000).over(out=999, done=100, group=200)  # no profile: only the size
+
+
+def _gave_up(monkeypatch) -> list[float]:
+    """Where each group of the mixed coder gave up, as parts of the group."""
+    where, over = [], hybrid.Budget.over
+
+    def spy(self, out, done, group):
+        if over(self, out, done, group):
+            where.append(done / group)
+            return True
+        return False
+
+    monkeypatch.setattr(hybrid.Budget, "over", spy)
+    return where
+
+
+def test_the_mixed_coder_gives_up_early_where_counting_pays_less(bpe_model, monkeypatch):
+    """A block the model knows nothing of: the mixed coder stops in its first part, not at the counted
+    frame's whole size, and the block is counted."""
+    data = " ".join(str(i * i % 9973) for i in range(1500)).encode()  # numbers (the size alone: 90% in)
+    where = _gave_up(monkeypatch)
+    heads = _frames(data, bpe_model, block_size=8192)
+    assert [h.counting for h in heads] == [True] and where and where[0] < 0.3
+
+
+def test_the_mixed_coder_runs_on_where_it_wins(bpe_model, monkeypatch):
+    where = _gave_up(monkeypatch)
+    heads = _frames(TEXT, bpe_model, block_size=8192)
+    assert [h.hybrid for h in heads] == [True] and not where
