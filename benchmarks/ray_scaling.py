@@ -41,7 +41,7 @@ def main() -> None:
         t0 = time.perf_counter()
         got = run()
         wall = time.perf_counter() - t0
-        crossed = sum(r["compress_node"] != r["decompress_node"] for r in got)
+        crossed = sum(cluster.crossed(r) for r in got)
         rows.append({"workers": workers, "setup": setup, "wall_s": round(wall, 1), "tasks": len(got),
                      "verified": sum(r["verified"] for r in got), "crossed": crossed})
         print(json.dumps(rows[-1]), flush=True)

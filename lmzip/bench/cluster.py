@@ -1,40 +1,43 @@
 """`lmzip bench --ray [ADDRESS]`: every (compressor, file) pair compressed in one Ray task and decompressed in
-another, on a different node wherever the cluster has two, the rows gathered into the one results JSON.
-Ray is optional (``pip install 'lmzip[cluster]'``) and imported only here.
+another, on a different node wherever the cluster has two, the rows gathered into the one results JSON;
+an lmzip compressor on a file of several blocks makes every block such a pair of tasks. Ray is optional
+(``pip install 'lmzip[cluster]'``) and imported only here.
 
-Each task gets the input's bytes through Ray's object store, so the nodes need no shared files, but every
-node needs lmzip and the models measured (their ids are recorded per row and checked when results merge).
-A task takes one CPU, as each compressor in `lmzip bench` runs on one thread. A row records both nodes
-(``compress_node``, ``decompress_node``); its peak memory is the larger of the two tasks'.
+Each task gets its bytes through Ray's object store, so the nodes need no shared files, but every node
+needs lmzip and the models measured (their ids are recorded per row and checked when results merge). A
+task takes one CPU, as each compressor in `lmzip bench` runs on one thread. A row records the nodes
+(``compress_node``, ``decompress_node``; per block, comma-separated, for a file of ``blocks`` blocks);
+its peak memory is the largest of its tasks', its times the sum of its tasks' (one core's time).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from lmzip.bench.runner import Row, Source, compress_half, decompress_half, failed, in_order
+from lmzip.bench.runner import Row, Source, _peak, _rss_reset, compress_half, decompress_half, failed, in_order
 from lmzip.coding.cluster import LOCAL, available, check_address, connected, node  # noqa: F401 - the CLI's
 
-_BUILT: dict[str, Any] = {}  # in a Ray worker process: compressors built by earlier tasks (models load once)
+_BUILT: dict[tuple, Any] = {}  # in a Ray worker process: compressors built by earlier tasks (models load once)
 
 
-def _built(name: str):
+def _built(name: str, block_size: int | None):
     from lmzip.bench import compressors
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    if name not in _BUILT:
-        _BUILT[name] = compressors.build(name)
-    return _BUILT[name]
+    if (name, block_size) not in _BUILT:
+        _BUILT[name, block_size] = compressors.build(name, block_size)
+    return _BUILT[name, block_size]
 
 
-def _compress(name: str, label: str, data: bytes) -> tuple[dict[str, Any], bytes | None]:
+def _compress(name: str, block_size: int | None, label: str, data: bytes) -> tuple[dict[str, Any], bytes | None]:
     """The first task of a pair: the row so far (its node recorded, and the worker processes the compressor
     used under ``workers``) and the compressed bytes (None: failed)."""
     try:
-        comp = _built(name)
+        comp = _built(name, block_size)
         row, blob = compress_half(comp, label, data)
     except Exception as e:  # noqa: BLE001 - reported as a failed row, never a traceback
         return failed(name, label, str(e)), None
@@ -42,20 +45,93 @@ def _compress(name: str, label: str, data: bytes) -> tuple[dict[str, Any], bytes
     return {**asdict(row), "workers": comp.last_workers}, blob
 
 
-def _decompress(name: str, row: dict[str, Any], blob: bytes, data: bytes) -> dict[str, Any]:
+def _decompress(name: str, block_size: int | None, row: dict[str, Any], blob: bytes, data: bytes) -> dict[str, Any]:
     """The second task of a pair: decompressed (on another node than the first, where there is one) and
     compared with the input."""
     row = dict(row)
     workers = row.pop("workers")
     r = Row(**row)
     try:
-        comp = _built(name)
+        comp = _built(name, block_size)
         comp.last_workers = workers  # the frame's groups, as the compressing task used them
         r = decompress_half(comp, r, blob, data)
     except Exception as e:  # noqa: BLE001
         r.error = str(e)
     r.decompress_node = node()
     return asdict(r)
+
+
+def _compress_block(name: str, block_size: int | None, data: bytes, index: int, last: bool) -> tuple[dict, bytes]:
+    """Block ``index`` of a file, coded as lmzip.coding.stream codes it (one process): its frame, and its
+    cost (seconds, peak, bits, tokens) with the compressor's row fields."""
+    from lmzip.coding import stream
+
+    comp = _built(name, block_size)
+    _rss_reset()
+    t0 = time.perf_counter()
+    frame, head, bits = stream._encode(data, comp._c.model, replace(comp._c.settings, threads=1), None, 1,
+                                       index, last)
+    meta = {"s": time.perf_counter() - t0, "peak": _peak(comp), "bits": bits, "tokens": head.n_tokens,
+            "bytes": len(frame), "node": node(), "settings": comp.settings, "model_bytes": comp.model_bytes,
+            "model_id": comp.model_id}
+    return meta, frame
+
+
+def _decompress_block(name: str, block_size: int | None, frame: bytes, data: bytes) -> dict:
+    """A block's frame decoded (on another node than it was coded on) and compared with the block."""
+    from lmzip.coding import stream
+    from lmzip.coding.format import unpack
+
+    comp = _built(name, block_size)
+    _rss_reset()
+    t0 = time.perf_counter()
+    head, payload = unpack(frame)  # one frame of several (never a short one)
+    out = stream.decode_frame(head, payload, lambda h: comp._c.model, None, 1, "cpu", 1)
+    return {"s": time.perf_counter() - t0, "peak": _peak(comp), "ok": out == data, "node": node()}
+
+
+@dataclass
+class _Blocks:
+    """A file of several blocks under one lmzip compressor: its tasks' results as they come."""
+
+    name: str
+    label: str
+    size: int
+    n: int
+    data: list = field(default_factory=list)  # each block's bytes in the object store
+    coded: dict[int, dict] = field(default_factory=dict)
+    checked: dict[int, dict] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return len(self.checked) == self.n
+
+    def row(self) -> dict[str, Any]:
+        """The file's row: sizes, bits and times summed over its blocks, the largest peak, every node."""
+        first = next(iter(self.coded.values()), {})
+        r = Row(self.name, first.get("settings", ""), self.label, self.size, model_bytes=first.get("model_bytes", 0),
+                model_id=first.get("model_id"), blocks=self.n)
+        c, d = [self.coded[i] for i in sorted(self.coded)], [self.checked[i] for i in sorted(self.checked)]
+        r.compress_node, r.decompress_node = (",".join(x.get("node", "") for x in c),
+                                              ",".join(x.get("node", "") for x in d))
+        if self.error or len(c) < self.n:
+            r.error = self.error or "a block failed"
+            return asdict(r)
+        r.compressed_bytes, r.compress_s = sum(x["bytes"] for x in c), sum(x["s"] for x in c)
+        r.decompress_s = sum(x.get("s", 0.0) for x in d)
+        r.ideal_bits, r.tokens = sum(x["bits"] for x in c), sum(x["tokens"] for x in c)
+        r.peak_mib = max((x["peak"] for x in c + d if x.get("peak") is not None), default=None)
+        r.verified = all(x.get("ok") for x in d)
+        if not r.verified:
+            r.error = "decompressed bytes differ from the original"
+        return asdict(r)
+
+
+def crossed(row: dict[str, Any]) -> bool:
+    """Whether every block of a row was decompressed on another node than the one it was compressed on."""
+    c, d = (row.get("compress_node") or "").split(","), (row.get("decompress_node") or "").split(",")
+    return bool(c[0]) and len(c) == len(d) and all(a and b and a != b for a, b in zip(c, d, strict=True))
 
 
 def _elsewhere(ray, here: str, turn: int):
@@ -67,39 +143,86 @@ def _elsewhere(ray, here: str, turn: int):
     return NodeAffinitySchedulingStrategy(others[turn % len(others)], soft=False) if others else "DEFAULT"
 
 
+def _why(e: Exception) -> str:
+    """A failed task in one line: Ray's first line names the task, its last the error."""
+    lines = [x for x in str(e).splitlines() if x.strip()] or [type(e).__name__]
+    return f"Ray task failed: {lines[-1].strip()}"
+
+
 def run(names: list[str], sources: list[Source], address: str = LOCAL,
-        on_row: Callable[[dict[str, Any]], None] | None = None, cpus: int | None = None) -> list[dict[str, Any]]:
+        on_row: Callable[[dict[str, Any]], None] | None = None, cpus: int | None = None,
+        block_size: int | None = None) -> list[dict[str, Any]]:
     """Every compressor on every source as Ray tasks on the cluster at ``address``; rows as runner.run's
-    (``cpus``: the CPUs a local instance offers, so as many tasks at once; default: every core)."""
+    (``cpus``: the CPUs a local instance offers, so as many tasks at once; default: every core;
+    ``block_size``: lmzip's compressors code in blocks of that many bytes, each block of a larger file a
+    pair of tasks of its own)."""
+    from lmzip.bench import compressors
+    from lmzip.coding.settings import BLOCK_SIZE
+
+    lm = {n for n, e in compressors.registry().items() if e.lm}
+    per_block = block_size or BLOCK_SIZE
     with connected(address, cpus) as ray:
         first = ray.remote(num_cpus=1, max_retries=0, num_returns=2)(_compress)
         second = ray.remote(num_cpus=1, max_retries=0)(_decompress)
-        data = {s.label: ray.put(s.read()) for s in sources}
-        # a task's result -> (compressor, file, the compressed bytes of a first task, the row of a second's)
-        pending: dict[Any, tuple[str, str, Any, dict | None]] = {}
-        for n in names:
-            for s in sources:
-                row_ref, blob_ref = first.remote(n, s.label, data[s.label])
-                pending[row_ref] = (n, s.label, blob_ref, None)
+        first_b = ray.remote(num_cpus=1, max_retries=0, num_returns=2)(_compress_block)
+        second_b = ray.remote(num_cpus=1, max_retries=0)(_decompress_block)
+        # a task's result -> what it was: ("pair", compressor, file, compressed bytes | None, first row | None)
+        # or ("block", _Blocks, index, frame | None)
+        pending: dict[Any, tuple] = {}
         rows: list[dict[str, Any]] = []
+        for s in sources:
+            data = s.read()
+            whole = ray.put(data)
+            spans = [(a, min(a + per_block, len(data))) for a in range(0, len(data), per_block)]
+            blocks = [ray.put(data[a:b]) for a, b in spans] if len(spans) > 1 and lm & set(names) else []
+            for n in names:
+                if n in lm and blocks:
+                    f = _Blocks(n, s.label, len(data), len(spans), blocks)
+                    for i, ref in enumerate(blocks):
+                        meta, frame = first_b.remote(n, block_size, ref, i, i == len(blocks) - 1)
+                        pending[meta] = ("block", f, i, frame)
+                else:
+                    row_ref, blob_ref = first.remote(n, block_size, s.label, whole)
+                    pending[row_ref] = ("pair", n, s.label, blob_ref, None, whole)
         turn = 0  # the decompressing nodes taken in turn
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            name, label, blob, first_row = pending.pop(done[0])
-            try:
-                row = ray.get(done[0])
-            except Exception as e:  # noqa: BLE001 - a worker that died: a failed row, as runner's
-                why = f"Ray task failed: {str(e).splitlines()[0]}"
-                row = failed(name, label, why) if first_row is None else {  # no sizes: the totals leave it out
-                    **first_row, "error": why, "compressed_bytes": None, "compress_s": None}
-            if blob is not None and row["error"] is None:  # compressed: decompressed elsewhere next
-                strategy = _elsewhere(ray, row["compress_node"], turn)
-                turn += 1
-                pending[second.options(scheduling_strategy=strategy).remote(name, row, blob, data[label])] = \
-                    (name, label, None, row)
-                continue
+
+        def finished(row: dict[str, Any]) -> None:
             row.pop("workers", None)
             rows.append(row)
             if on_row:
                 on_row(row)
+
+        while pending:
+            (ref,), _ = ray.wait(list(pending), num_returns=1)
+            what = pending.pop(ref)
+            if what[0] == "block":
+                _, f, i, frame = what
+                try:
+                    result = ray.get(ref)
+                except Exception as e:  # noqa: BLE001 - a block that failed fails its file's row
+                    f.error = f.error or _why(e)
+                    f.checked[i] = {}
+                    result = None
+                if result is not None and frame is not None:  # coded: checked elsewhere next
+                    f.coded[i] = result
+                    task = second_b.options(scheduling_strategy=_elsewhere(ray, result["node"], turn))
+                    pending[task.remote(f.name, block_size, frame, f.data[i])] = ("block", f, i, None)
+                    turn += 1
+                elif result is not None:
+                    f.checked[i] = result
+                if f.done:
+                    finished(f.row())
+                continue
+            _, name, label, blob, first_row, whole = what
+            try:
+                row = ray.get(ref)
+            except Exception as e:  # noqa: BLE001 - a worker that died: a failed row, as runner's
+                row = failed(name, label, _why(e)) if first_row is None else {  # no sizes: the totals skip it
+                    **first_row, "error": _why(e), "compressed_bytes": None, "compress_s": None}
+            if blob is not None and row["error"] is None:  # compressed: decompressed elsewhere next
+                task = second.options(scheduling_strategy=_elsewhere(ray, row["compress_node"], turn))
+                turn += 1
+                pending[task.remote(name, block_size, row, blob, whole)] = ("pair", name, label, None, row, whole)
+                continue
+            finished(row)
     return in_order(rows, names)

@@ -162,6 +162,21 @@ class LMZip(Compressor):
         self._c = LMCompressor(model, device=device, mix=mix, adapt=adapt, threads=1)  # one core each, as the others
         self.model_id = self._c.model.id_hex
 
+    @property
+    def block_size(self) -> int:
+        """The bytes of one block (one frame): lmzip codes larger inputs block by block."""
+        return self._c.settings.block_size
+
+    def in_blocks_of(self, size: int) -> None:
+        """Code in blocks of ``size`` bytes (`lmzip bench --block-size`; shown in the settings)."""
+        from dataclasses import replace
+
+        from lmzip.coding.settings import Settings
+
+        if size != self.block_size:
+            self._c.settings = replace(self._c.settings, block_size=Settings.make(block_size=size).block_size)
+            self.settings += f", blocks of {size:,} bytes"
+
     def compress(self, data: bytes) -> bytes:
         res = self._c.compress_ex(data)
         self.last_ideal = (res.ideal_bits, res.header.n_tokens)
@@ -245,9 +260,13 @@ def expected_model_id(name: str) -> str | None:
     return installed[base][1].get("id") if base in installed and not name.endswith("+scratch") else None
 
 
-def build(name: str) -> Compressor:
-    """The compressor called ``name``, or a one-line error listing the known names."""
+def build(name: str, block_size: int | None = None) -> Compressor:
+    """The compressor called ``name`` (an lmzip one in blocks of ``block_size`` bytes where given), or a
+    one-line error listing the known names."""
     reg = registry()
     if name not in reg:
         raise LmzipError(f"unknown compressor {name!r} (known: {', '.join(reg)})")
-    return reg[name].build()
+    comp = reg[name].build()
+    if block_size is not None and isinstance(comp, LMZip):
+        comp.in_blocks_of(block_size)
+    return comp

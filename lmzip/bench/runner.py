@@ -60,9 +60,11 @@ class Row:
     # what makes rows of one compressor comparable: merging results refuses rows that disagree on these
     lmzip: str = __version__
     model_id: str | None = None
-    # `lmzip bench --ray`: the Ray nodes that compressed and decompressed (different wherever the cluster has two)
+    # `lmzip bench --ray`: the Ray nodes that compressed and decompressed (different wherever the cluster has two;
+    # a file of several blocks, each block a task: the nodes of its blocks, comma-separated, and how many blocks)
     compress_node: str | None = None
     decompress_node: str | None = None
+    blocks: int | None = None
 
 
 def bundled_corpus(pkg: Path | None = None) -> Path:
@@ -182,12 +184,12 @@ def failed(name: str, label: str, error: str) -> dict[str, Any]:
     return asdict(Row(name, "", label, 0, error=error))
 
 
-def _worker(name: str, sources: list[Source], queue) -> None:
+def _worker(name: str, sources: list[Source], queue, block_size: int | None = None) -> None:
     """Measure one compressor on every source (runs in a separate process)."""
     from lmzip.bench import compressors
 
     try:
-        comp = compressors.build(name)
+        comp = compressors.build(name, block_size)
     except Exception as e:  # noqa: BLE001 - reported as a failed row, never a traceback
         for s in sources:
             queue.put(failed(name, s.label, str(e)))
@@ -231,9 +233,10 @@ def environment(command: str) -> dict[str, Any]:
 
 def run(names: list[str], sources: list[Source], jobs: int = 1,
         on_row: Callable[[dict[str, Any]], None] | None = None,
-        on_start: Callable[[str, str], None] | None = None) -> list[dict[str, Any]]:
+        on_start: Callable[[str, str], None] | None = None, block_size: int | None = None) -> list[dict[str, Any]]:
     """Every compressor on every source, ``jobs`` compressors at a time; rows in registry order.
-    ``on_start(compressor, file)`` is called as a measurement begins, ``on_row(row)`` as it ends."""
+    ``on_start(compressor, file)`` is called as a measurement begins, ``on_row(row)`` as it ends;
+    ``block_size``: lmzip's compressors code in blocks of that many bytes."""
     import queue as queue_mod
 
     ctx = mp.get_context("spawn")
@@ -244,7 +247,7 @@ def run(names: list[str], sources: list[Source], jobs: int = 1,
         while pending and len(running) < jobs:
             name = pending.pop(0)
             # not daemonic: lmzip's codec spawns its own group workers inside
-            running[name] = ctx.Process(target=_worker, args=(name, sources, q))
+            running[name] = ctx.Process(target=_worker, args=(name, sources, q, block_size))
             running[name].start()
         try:
             msg = q.get(timeout=2)

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from lmzip.cli import ui
+from lmzip.cli.io import parse_size
 from lmzip.errors import LmzipError
 
 DEFAULT_OUT = Path("lmzip-bench")  # relative to the current folder; `make bench` passes --out benchmarks/results/…
@@ -43,13 +44,16 @@ def _csv(value: str | None) -> list[str] | None:
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
               help="Each compressor × file a Ray task: on this machine, or on the cluster at ADDRESS (HOST:PORT, "
               "auto; write --ray=ADDRESS before files). Needs pip install 'lmzip[cluster]'; --jobs is Ray's then.")
+@click.option("--block-size", "block_size", metavar="SIZE",
+              help="lmzip's compressors code in blocks of SIZE, such as 1M (default 4 MiB; with --ray every block "
+              "of a larger file is a task of its own).")
 @click.option("--no-plots", is_flag=True, help="No PNG plots (they need matplotlib).")
 @click.option("--list", "list_only", is_flag=True, help="List the compressor names and exit.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (there is none when stderr is not a terminal).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no closing hints.")
 @ui.guard(interrupted="interrupted; nothing was written")
 def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, column, jobs, out, update, ray_address,
-              no_plots, list_only, no_progress, quiet) -> None:
+              block_size, no_plots, list_only, no_progress, quiet) -> None:
     """Benchmark lmzip's models against gzip, bzip2, xz, zstd, brotli and PPMd; every result verified."""
     from lmzip.bench import cluster, report
     from lmzip.bench import compressors as comp
@@ -60,6 +64,14 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         sys.exit(2)
     if ray_address is not None:
         cluster.check_address(ray_address)
+    block_size = parse_size(block_size)
+    if block_size is not None:
+        from lmzip.coding.settings import Settings
+
+        try:
+            Settings.make(block_size=block_size)
+        except ValueError as e:
+            raise LmzipError(str(e)) from e
     reg = comp.registry()
     if list_only:
         for name, entry in reg.items():
@@ -88,9 +100,9 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
     earlier = _earlier(out, names, [s.label for s in sources]) if update else None
     with _progress(len(names) * len(sources), not (quiet or no_progress)) as (started, finished):
         if ray_address is not None:
-            rows = cluster.run(names, sources, ray_address, finished)
+            rows = cluster.run(names, sources, ray_address, finished, block_size=block_size)
         else:
-            rows = bench.run(names, sources, jobs, finished, started)
+            rows = bench.run(names, sources, jobs, finished, started, block_size)
     doc = {"environment": bench.environment(command), "suite": suite if bundled else "custom",
            "sources": [s.__dict__ for s in sources], "rows": rows, "published": report.PUBLISHED}
     if earlier is not None:
@@ -119,10 +131,11 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
 
 def _nodes_line(rows: list[dict]) -> str:
     """How the rows of a Ray run crossed nodes: every row records where it was compressed and decompressed."""
-    pairs = [(r.get("compress_node"), r.get("decompress_node")) for r in rows]
-    nodes = {n for p in pairs for n in p if n}
-    crossed = sum(1 for a, b in pairs if a and b and a != b)
-    return f"Ray: {len(nodes)} node(s); {crossed} of {len(rows)} rows decompressed on another node than compressed"
+    from lmzip.bench.cluster import crossed
+
+    nodes = {n for r in rows for k in ("compress_node", "decompress_node") for n in (r.get(k) or "").split(",") if n}
+    across = sum(crossed(r) for r in rows)
+    return f"Ray: {len(nodes)} node(s); {across} of {len(rows)} rows decompressed on another node than compressed"
 
 
 def _earlier(out: Path, names: list[str], files: list[str]) -> dict:

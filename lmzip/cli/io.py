@@ -208,3 +208,15 @@ def refuse_terminal_stdin(hint: str = " (use -f to force)") -> None:
     """Compressed data is never read from a terminal (as gzip -d): it would wait for typed bytes."""
     if ui.stdin_is_terminal():
         raise LmzipError(f"refusing to read compressed data from a terminal{hint}")
+
+
+def parse_size(text: str | None) -> int | None:
+    """'4M' -> 4 MiB (K, M, G: powers of 1024; plain digits: bytes)."""
+    if text is None:
+        return None
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
+    digits = t[:-1] if scale > 1 else t
+    if not digits.isdigit():
+        raise LmzipError(f"--block-size: {text!r} is not a size such as 4M or 65536")
+    return int(digits) * scale

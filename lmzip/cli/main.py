@@ -19,6 +19,7 @@ from lmzip.cli.io import (
     each,
     io_options,
     no_progress_option,
+    parse_size,
     ray_address,
     refuse_terminal_stdin,
     threads_option,
@@ -72,7 +73,7 @@ def compress(**params: Any) -> None:
         lv = LEVELS[level]
         if model is None or counting_level(model) is None:  # counting (-m cm) takes no level's modes
             model, mix, adapt = model or lv.model, mix or lv.mix, adapt or lv.adapt
-    options = dict(params, mix=mix, adapt=adapt, block_size=_size(params["block_size"]))
+    options = dict(params, mix=mix, adapt=adapt, block_size=parse_size(params["block_size"]))
     try:
         Settings.make(**options, counting=counting_level(model))  # bad options fail here, before any input is read
     except ValueError as e:
@@ -130,18 +131,6 @@ def decompress(**params: Any) -> None:
             return dec(src, dst, progress=bar, total=total, **params), ""
 
     each(io, run)
-
-
-def _size(text: str | None) -> int | None:
-    """'4M' -> 4 MiB (K, M, G: powers of 1024; plain digits: bytes)."""
-    if text is None:
-        return None
-    t = text.strip().upper().removesuffix("IB").removesuffix("B")
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
-    digits = t[:-1] if scale > 1 else t
-    if not digits.isdigit():
-        raise LmzipError(f"--block-size: {text!r} is not a size such as 4M or 65536")
-    return int(digits) * scale
 
 
 @main.command("test")

@@ -116,3 +116,20 @@ def test_without_matplotlib_the_tables_are_written_and_the_plots_left_out(two_fi
     r = CliRunner().invoke(main, ["bench", "a.txt", "--compressors", "gzip"])
     assert r.exit_code == 0 and "matplotlib is not installed, so no plots" in r.stderr
     assert sorted(p.name for p in (tmp_path / "lmzip-bench").iterdir()) == ["results.csv", "results.json", "results.md"]
+
+
+def test_block_size_codes_lmzips_compressors_in_blocks_and_bad_sizes_are_one_line(two_files, tmp_path):
+    from lmzip.api import LMCompressor
+
+    data = b"hello world, three blocks " * 100
+    (tmp_path / "c.txt").write_bytes(data)
+    r = CliRunner().invoke(main, ["bench", "c.txt", "--compressors", "gzip,lstm-small", "--block-size", "1K",
+                                  "--no-plots", "-q"])
+    assert r.exit_code == 0, r.output
+    gz, lm = json.loads((tmp_path / "lmzip-bench" / "results.json").read_text())["rows"]
+    assert gz["settings"] == "-9" and lm["settings"].endswith(", blocks of 1,024 bytes") and lm["verified"]
+    blocks = LMCompressor("lstm-small", threads=1, block_size=1024).compress(data)
+    assert lm["compressed_bytes"] == len(blocks) != len(LMCompressor("lstm-small", threads=1).compress(data))
+    for size, message in (("12", "--block-size must be 1 KiB .. 4 GiB"), ("4X", "--block-size: '4X' is not a size")):
+        r = CliRunner().invoke(main, ["bench", "a.txt", "--compressors", "gzip", "--block-size", size, "--out", "x"])
+        assert r.exit_code == 1 and r.stderr.startswith(f"lmzip: {message}") and not (tmp_path / "x").exists()

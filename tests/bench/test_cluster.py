@@ -58,3 +58,24 @@ def test_bench_on_two_ray_nodes(ray_head, ray_env, tmp_path):
                for x in rows)
     assert len({x["compress_node"] for x in rows} | {x["decompress_node"] for x in rows}) == 2
     assert "Ray: 2 node(s); 6 of 6 rows decompressed on another node than compressed" in r.stderr
+
+
+@pytest.mark.cluster
+def test_the_blocks_of_a_file_are_tasks_on_both_nodes(ray_head, ray_env, tmp_path):
+    """An lmzip compressor on a file of three blocks: each block coded on one node and checked on the other,
+    the row the size of a local run in blocks of the same size."""
+    from lmzip.api import LMCompressor
+
+    data = (b"The blocks of a large file are tasks of their own. " * 60)[:2600]
+    (tmp_path / "big.txt").write_bytes(data)
+    res = tmp_path / "res"
+    cmd = [sys.executable, "-m", "lmzip", "bench", str(tmp_path / "big.txt"), "--compressors", "lstm-small",
+           "--block-size", "1K", f"--ray={ray_head}", "--out", str(res), "--no-plots"]
+    r = subprocess.run(cmd, env=ray_env, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (row,) = json.loads((res / "results.json").read_text())["rows"]
+    local = LMCompressor("lstm-small", threads=1, block_size=1024).compress(data)
+    assert row["verified"] and row["blocks"] == 3 and row["compressed_bytes"] == len(local)
+    assert row["settings"].endswith("blocks of 1,024 bytes") and cluster.crossed(row)
+    assert len(set(row["compress_node"].split(",") + row["decompress_node"].split(","))) == 2
+    assert "Ray: 2 node(s); 1 of 1 rows decompressed on another node than compressed" in r.stderr
