@@ -67,6 +67,7 @@ def _compress_block(name: str, block_size: int | None, data: bytes, index: int, 
     from lmzip.coding import stream
 
     comp = _built(name, block_size)
+    comp.last_workers = 0  # one process (an earlier task's groups are not this one's)
     _rss_reset()
     t0 = time.perf_counter()
     frame, head, bits = stream._encode(data, comp._c.model, replace(comp._c.settings, threads=1), None, 1,
@@ -77,17 +78,20 @@ def _compress_block(name: str, block_size: int | None, data: bytes, index: int, 
     return meta, frame
 
 
-def _decompress_block(name: str, block_size: int | None, frame: bytes, data: bytes) -> dict:
-    """A block's frame decoded (on another node than it was coded on) and compared with the block."""
+def _decompress_block(name: str, block_size: int | None, frame: bytes, data: bytes, index: int, last: bool) -> dict:
+    """A block's frame decoded (on another node than it was coded on) and compared with the block; its
+    header must also say it is block ``index`` and whether it is the last, as the file's reader checks."""
     from lmzip.coding import stream
     from lmzip.coding.format import unpack
 
     comp = _built(name, block_size)
+    comp.last_workers = 0
     _rss_reset()
     t0 = time.perf_counter()
     head, payload = unpack(frame)  # one frame of several (never a short one)
     out = stream.decode_frame(head, payload, lambda h: comp._c.model, None, 1, "cpu", 1)
-    return {"s": time.perf_counter() - t0, "peak": _peak(comp), "ok": out == data, "node": node()}
+    ok = out == data and head.block == index and head.last == last
+    return {"s": time.perf_counter() - t0, "peak": _peak(comp), "ok": ok, "node": node()}
 
 
 @dataclass
@@ -172,9 +176,9 @@ def run(names: list[str], sources: list[Source], address: str = LOCAL,
         rows: list[dict[str, Any]] = []
         for s in sources:
             data = s.read()
-            whole = ray.put(data)
             spans = [(a, min(a + per_block, len(data))) for a in range(0, len(data), per_block)]
             blocks = [ray.put(data[a:b]) for a, b in spans] if len(spans) > 1 and lm & set(names) else []
+            whole = ray.put(data) if not blocks or set(names) - lm else None  # only where a task reads it whole
             for n in names:
                 if n in lm and blocks:
                     f = _Blocks(n, s.label, len(data), len(spans), blocks)
@@ -206,7 +210,7 @@ def run(names: list[str], sources: list[Source], address: str = LOCAL,
                 if result is not None and frame is not None:  # coded: checked elsewhere next
                     f.coded[i] = result
                     task = second_b.options(scheduling_strategy=_elsewhere(ray, result["node"], turn))
-                    pending[task.remote(f.name, block_size, frame, f.data[i])] = ("block", f, i, None)
+                    pending[task.remote(f.name, block_size, frame, f.data[i], i, i == f.n - 1)] = ("block", f, i, None)
                     turn += 1
                 elif result is not None:
                     f.checked[i] = result

@@ -179,7 +179,7 @@ class LMZip(Compressor):
 
     def compress(self, data: bytes) -> bytes:
         res = self._c.compress_ex(data)
-        self.last_ideal = (res.ideal_bits, res.header.n_tokens)
+        self.last_ideal = (res.ideal_bits, sum(h.n_tokens for h in res.headers))  # every block's
         self.last_workers = res.header.groups if res.header.groups > 1 else 0
         return res.blob
 

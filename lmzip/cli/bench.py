@@ -64,6 +64,11 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
         sys.exit(2)
     if ray_address is not None:
         cluster.check_address(ray_address)
+    reg = comp.registry()
+    if list_only:
+        for name, entry in reg.items():
+            ui.out.print(f"{name}\t{'language model' if entry.lm else 'classic'}", markup=False)
+        return
     block_size = parse_size(block_size)
     if block_size is not None:
         from lmzip.coding.settings import Settings
@@ -72,11 +77,6 @@ def bench_cmd(paths, suite, corpus, files, compressors, limit, dataset, split, c
             Settings.make(block_size=block_size)
         except ValueError as e:
             raise LmzipError(str(e)) from e
-    reg = comp.registry()
-    if list_only:
-        for name, entry in reg.items():
-            ui.out.print(f"{name}\t{'language model' if entry.lm else 'classic'}", markup=False)
-        return
     # learning while coding (~4x the time) and the legacy models run when named or with --suite full
     names = _csv(compressors) or comp.suite_names(suite)
     unknown = [n for n in names if n not in reg]

@@ -217,6 +217,6 @@ def parse_size(text: str | None) -> int | None:
     t = text.strip().upper().removesuffix("IB").removesuffix("B")
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
     digits = t[:-1] if scale > 1 else t
-    if not digits.isdigit():
+    if not (digits.isascii() and digits.isdigit()):
         raise LmzipError(f"--block-size: {text!r} is not a size such as 4M or 65536")
     return int(digits) * scale

@@ -231,6 +231,8 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     segs, bounds = layout.segments(np.asarray(tokens)), layout.bounds()
     workers = workers or parallel.default_workers()
     settings = with_threads(settings, min(workers, head.groups))
+    if budget is not None and crlf:  # the model codes the folded text: its bytes map onto the block's
+        budget = replace(budget, text=max(1, len(text)))
     tasks = [(segs[a:b], layout.lengths[a:b], settings, len(data), budget) for a, b in bounds]
     try:
         results = parallel.map_groups(_encode_group, model, tasks, workers, progress, _sizes(layout.lengths, bounds))

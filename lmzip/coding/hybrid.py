@@ -62,18 +62,23 @@ class Budget:
     """When a group of the mixed coder gives up on its block (the stream then keeps the block counted):
     once its bytes pass the whole counted payload's (``size``), or, past the first part of the group,
     once they pass by a margin what counting paid for as many bytes of the block (``marks``: counting's
-    profile, PROFILE lengths, over a block of ``length`` bytes). Integers only: every machine decides alike."""
+    profile, PROFILE lengths, over a block of ``length`` bytes; ``text``: the bytes the model codes, where
+    CRLF folding made them fewer). Integers only: every machine decides alike."""
 
     size: int
     marks: np.ndarray | None = None
     length: int = 0
+    text: int = 0
     start: tuple[int, int] = (1, 8)  # judged from this part of the group on
     margin: int = 4  # percent over counting's cost
     slack: int = 64  # bytes
 
     def counted(self, done: int) -> int:
-        """Counting's payload after ``done`` bytes of the block, read off its profile (interpolated)."""
+        """Counting's payload after ``done`` bytes of the text, read off its profile (interpolated) where
+        as many of the block's bytes lie."""
         k, n = len(self.marks), self.length
+        if self.text:
+            done = done * n // self.text
         pos = min(done, n) * k
         j, frac = divmod(pos, n)
         lo = 0 if j == 0 else int(self.marks[j - 1])

@@ -130,6 +130,7 @@ def test_block_size_codes_lmzips_compressors_in_blocks_and_bad_sizes_are_one_lin
     assert gz["settings"] == "-9" and lm["settings"].endswith(", blocks of 1,024 bytes") and lm["verified"]
     blocks = LMCompressor("lstm-small", threads=1, block_size=1024).compress(data)
     assert lm["compressed_bytes"] == len(blocks) != len(LMCompressor("lstm-small", threads=1).compress(data))
-    for size, message in (("12", "--block-size must be 1 KiB .. 4 GiB"), ("4X", "--block-size: '4X' is not a size")):
+    for size, message in (("12", "--block-size must be 1 KiB .. 4 GiB"), ("4X", "--block-size: '4X' is not a size"),
+                          ("²K", "--block-size: '²K' is not a size")):
         r = CliRunner().invoke(main, ["bench", "a.txt", "--compressors", "gzip", "--block-size", size, "--out", "x"])
         assert r.exit_code == 1 and r.stderr.startswith(f"lmzip: {message}") and not (tmp_path / "x").exists()
