@@ -161,7 +161,7 @@ def test_a_budget_reads_countings_profile():
     assert b.over(out=100 + 4 + 65, done=100, group=200)
     assert not hybrid.Budget(1000).over(out=999, done=100, group=200)  # no profile: only the size
     folded = hybrid.Budget(1000, b.marks, 400, text=200)  # CRLF folding left 200 bytes for the model to code
-    assert [folded.counted(d) for d in (50, 100, 125, 200)] == [100, 150, 165, 200]  # read where as many block bytes lie
+    assert [folded.counted(d) for d in (50, 100, 125, 200)] == [100, 150, 165, 200]  # where as many block bytes lie
 
 
 def _gave_up(monkeypatch) -> list[float]:
