@@ -59,6 +59,8 @@ from lmzip.cm.parts import (
     hash2,
     mix_dot,
     mix_train,
+    row_length,
+    slide,
     slot_inputs,
     slot_update,
     sq,
@@ -377,26 +379,11 @@ def _step(encode, rows, counts, toks, out, src, sbytes, slen, sperm, rank, root,
             c = c0 & 0xFF
             buf[g0 + k] = c
             # --- byte done: slide this segment's contexts ---
-            c8 = ((c8 << 8) | (c4 >> 24)) & 0xFFFFFFFF
-            c4 = ((c4 << 8) | c) & 0xFFFFFFFF
-            lc = c + 32 if 65 <= c <= 90 else c
-            if c >= 0xE0:
-                wp, w0 = w0, hash2(0, lc)
-            elif (97 <= lc <= 122) or c >= 128:
-                w0 = hash2(w0, lc)
-            elif w0 != 0:
-                wp, w0 = w0, 0
+            c4, c8, w0, wp = slide(c4, c8, w0, wp, c)
             if c == 10:
                 pline, line = line, k + 1
             dd = k + 1 - last[r, c]
-            cand, cand_n = seg[r, CAND], seg[r, CANDN]
-            if last[r, c] > 0 and dd == lastd[r, c] and 2 <= dd < 65536:
-                if dd == cand:
-                    cand_n += 1
-                    if cand_n >= 2:
-                        rlen = dd
-                else:
-                    cand, cand_n = dd, 0
+            cand, cand_n, rlen = row_length(dd, last[r, c], lastd[r, c], seg[r, CAND], seg[r, CANDN], rlen)
             lastd[r, c] = dd
             last[r, c] = k + 1
             if mlen > 0 and ebyte == c:

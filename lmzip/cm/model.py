@@ -37,6 +37,8 @@ from lmzip.cm.parts import (
     hash2,
     mix_dot,
     mix_train,
+    row_length,
+    slide,
     slot_inputs,
     slot_update,
     sq,
@@ -293,26 +295,12 @@ def _code(encode, src, buf, n, st, ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, 
             k_mark += 1
             next_mark = ((k_mark + 1) * n + marks.shape[0] - 1) // marks.shape[0]
         # --- byte done: slide the contexts ---
-        c8 = ((c8 << 8) | (c4 >> 24)) & 0xFFFFFFFF
-        c4 = ((c4 << 8) | c) & 0xFFFFFFFF
-        lc = c + 32 if 65 <= c <= 90 else c
-        if c >= 0xE0:  # a 3/4-byte UTF-8 character (CJK): each one is a "word" of its own
-            wp, w0 = w0, hash2(0, lc)
-        elif (97 <= lc <= 122) or c >= 128:
-            w0 = hash2(w0, lc)
-        elif w0 != 0:
-            wp, w0 = w0, 0
+        c4, c8, w0, wp = slide(c4, c8, w0, wp, c)
         if c == 10:
             pline, line = line, i + 1
         # --- record model: propose and adopt a row length ---
         d = i + 1 - last[c]
-        if last[c] > 0 and d == lastd[c] and 2 <= d < 65536:
-            if d == cand:
-                cand_n += 1
-                if cand_n >= 2:
-                    rlen = d
-            else:
-                cand, cand_n = d, 0
+        cand, cand_n, rlen = row_length(d, last[c], lastd[c], cand, cand_n, rlen)
         lastd[c] = d
         last[c] = i + 1
         # --- match model: extend the match or look a new one up ---

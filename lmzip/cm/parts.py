@@ -151,3 +151,34 @@ def clamp_p(p: int) -> int:
 def sq(d: int) -> int:
     """squash, re-exported for the model loop."""
     return squash(d)
+
+
+@njit(cache=True, inline="always")
+def slide(c4: int, c8: int, w0: int, wp: int, c: int) -> tuple[int, int, int, int]:
+    """Byte ``c`` done: the last eight bytes (c4 the latest four, c8 the four before) and the word hashes
+    (the current word, the previous one; a 3/4-byte UTF-8 character, CJK, is a word of its own)."""
+    c8 = ((c8 << 8) | (c4 >> 24)) & 0xFFFFFFFF
+    c4 = ((c4 << 8) | c) & 0xFFFFFFFF
+    lc = c + 32 if 65 <= c <= 90 else c
+    if c >= 0xE0:
+        wp, w0 = w0, hash2(0, lc)
+    elif (97 <= lc <= 122) or c >= 128:
+        w0 = hash2(w0, lc)
+    elif w0 != 0:
+        wp, w0 = w0, 0
+    return c4, c8, w0, wp
+
+
+@njit(cache=True, inline="always")
+def row_length(d: int, seen: int, d_before: int, cand: int, cand_n: int, rlen: int) -> tuple[int, int, int]:
+    """The record model's row length: byte distance ``d`` since this byte value was last ``seen`` (its
+    position + 1), equal to the distance before (``d_before``), proposed as ``cand`` and adopted as
+    ``rlen`` once it repeats again; (cand, cand_n, rlen)."""
+    if seen > 0 and d == d_before and 2 <= d < 65536:
+        if d == cand:
+            cand_n += 1
+            if cand_n >= 2:
+                rlen = d
+        else:
+            cand, cand_n = d, 0
+    return cand, cand_n, rlen
