@@ -15,11 +15,19 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from lmzip.bench.runner import Row, Source, _peak, _rss_reset, compress_half, decompress_half, failed, in_order
-from lmzip.coding.cluster import LOCAL, available, check_address, connected, node  # noqa: F401 - the CLI's
+from lmzip.bench.runner import Row, Source, compress_half, decompress_half, failed, in_order, peak_of, reset_peak
+from lmzip.coding.cluster import (  # noqa: F401 - LOCAL, available, check_address: the CLI's
+    LOCAL,
+    available,
+    check_address,
+    connected,
+    decode_block,
+    encode_block,
+    node,
+)
 
 _BUILT: dict[tuple, Any] = {}  # in a Ray worker process: compressors built by earlier tasks (models load once)
 
@@ -64,15 +72,12 @@ def _decompress(name: str, block_size: int | None, row: dict[str, Any], blob: by
 def _compress_block(name: str, block_size: int | None, data: bytes, index: int, last: bool) -> tuple[dict, bytes]:
     """Block ``index`` of a file, coded as lmzip.coding.stream codes it (one process): its frame, and its
     cost (seconds, peak, bits, tokens) with the compressor's row fields."""
-    from lmzip.coding import stream
-
     comp = _built(name, block_size)
     comp.last_workers = 0  # one process (an earlier task's groups are not this one's)
-    _rss_reset()
+    reset_peak()
     t0 = time.perf_counter()
-    frame, head, bits = stream._encode(data, comp._c.model, replace(comp._c.settings, threads=1), None, 1,
-                                       index, last)
-    meta = {"s": time.perf_counter() - t0, "peak": _peak(comp), "bits": bits, "tokens": head.n_tokens,
+    frame, head, bits = encode_block(data, comp._c.model, comp._c.settings, index, last)
+    meta = {"s": time.perf_counter() - t0, "peak": peak_of(comp), "bits": bits, "tokens": head.n_tokens,
             "bytes": len(frame), "node": node(), "settings": comp.settings, "model_bytes": comp.model_bytes,
             "model_id": comp.model_id}
     return meta, frame
@@ -81,17 +86,16 @@ def _compress_block(name: str, block_size: int | None, data: bytes, index: int, 
 def _decompress_block(name: str, block_size: int | None, frame: bytes, data: bytes, index: int, last: bool) -> dict:
     """A block's frame decoded (on another node than it was coded on) and compared with the block; its
     header must also say it is block ``index`` and whether it is the last, as the file's reader checks."""
-    from lmzip.coding import stream
     from lmzip.coding.format import unpack
 
     comp = _built(name, block_size)
     comp.last_workers = 0
-    _rss_reset()
+    reset_peak()
     t0 = time.perf_counter()
     head, payload = unpack(frame)  # one frame of several (never a short one)
-    out = stream.decode_frame(head, payload, lambda h: comp._c.model, None, 1, "cpu", 1)
+    out = decode_block(head, payload, comp._c.model)
     ok = out == data and head.block == index and head.last == last
-    return {"s": time.perf_counter() - t0, "peak": _peak(comp), "ok": ok, "node": node()}
+    return {"s": time.perf_counter() - t0, "peak": peak_of(comp), "ok": ok, "node": node()}
 
 
 @dataclass

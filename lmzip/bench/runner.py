@@ -108,7 +108,8 @@ def dataset_source(name: str, split: str, column: str, limit: int | None, workdi
                   note="UTF-8 of the dataset's text column joined by newlines (not the original files' bytes)")
 
 
-def _rss_reset() -> None:
+def reset_peak() -> None:
+    """Start this process's peak RSS afresh: each measurement has its own."""
     try:  # resets VmHWM (peak RSS) on Linux, so each measurement has its own peak
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:
@@ -136,11 +137,11 @@ def compress_half(comp, label: str, data: bytes) -> tuple[Row, bytes | None]:
     compressed bytes (None, and the error in the row, if compressing failed)."""
     row = Row(comp.name, comp.settings, label, len(data), model_bytes=comp.model_bytes, model_id=comp.model_id)
     try:
-        _rss_reset()
+        reset_peak()
         t0 = time.perf_counter()
         blob = comp.compress(data)
         row.compressed_bytes, row.compress_s = len(blob), time.perf_counter() - t0
-        row.peak_mib = _peak(comp)
+        row.peak_mib = peak_of(comp)
         if comp.last_ideal is not None:
             row.ideal_bits, row.tokens = comp.last_ideal
         return row, blob
@@ -154,11 +155,11 @@ def decompress_half(comp, row: Row, blob: bytes, data: bytes, fresh: bool = True
     another process than the first half (the peak is then the larger of the two processes')."""
     try:
         if fresh:
-            _rss_reset()
+            reset_peak()
         t0 = time.perf_counter()
         out = comp.decompress(blob)
         row.decompress_s = time.perf_counter() - t0
-        peak = _peak(comp)
+        peak = peak_of(comp)
         row.peak_mib = max((p for p in (row.peak_mib, peak) if p is not None), default=None)
         row.verified = out == data
         if not row.verified:
@@ -169,7 +170,7 @@ def decompress_half(comp, row: Row, blob: bytes, data: bytes, fresh: bool = True
     return row
 
 
-def _peak(comp) -> float | None:
+def peak_of(comp) -> float | None:
     """This process's peak RSS in MiB, plus the group workers of the last call (each at most the same)."""
     peak = _rss_peak_mib()
     if comp.last_workers and peak is not None:

@@ -105,22 +105,32 @@ def node() -> str:
     return ray.get_runtime_context().get_node_id()
 
 
-def _encode(key: tuple, settings: Settings, data: bytes, block: int, last: bool) -> tuple[str, Any]:
-    """One task: block ``block`` coded as lmzip.coding.stream codes it; (node, (frame, header, bits) or an
-    error)."""
+def encode_block(data: bytes, model: LoadedModel | None, settings: Settings, block: int,
+                 last: bool) -> tuple[bytes, Any, float]:
+    """Block ``block`` coded as lmzip.coding.stream codes it, in this process on one thread (a task's
+    share): (frame, header, bits)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    return stream._encode(data, model, replace(settings, threads=1), None, 1, block, last)
+
+
+def decode_block(head, payload: bytes, model: LoadedModel | None) -> bytes:
+    """The mirror image of encode_block: a frame decoded and checked as lmzip.coding.stream does."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    return stream.decode_frame(head, payload, (lambda h: model) if model is not None else None, None, 1, "cpu", 1)
+
+
+def _encode(key: tuple, settings: Settings, data: bytes, block: int, last: bool) -> tuple[str, Any]:
+    """One task: encode_block with the worker's model; (node, (frame, header, bits) or an error)."""
     try:
-        return node(), stream._encode(data, _model(key), replace(settings, threads=1), None, 1, block, last)
+        return node(), encode_block(data, _model(key), settings, block, last)
     except LmzipError as e:
         return node(), (type(e), str(e))
 
 
 def _decode(key: tuple | None, head, payload: bytes) -> tuple[str, Any]:
-    """One task: a frame decoded and checked as lmzip.coding.stream does; (node, the bytes or an error)."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    """One task: decode_block with the worker's model; (node, the bytes or an error)."""
     try:
-        return node(), stream.decode_frame(head, payload, (lambda h: _model(key)) if key else None, None, 1,
-                                           "cpu", 1)
+        return node(), decode_block(head, payload, _model(key) if key else None)
     except LmzipError as e:
         return node(), (type(e), str(e))
 
