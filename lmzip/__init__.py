@@ -7,6 +7,10 @@ from importlib import metadata as _metadata
 # nothing and removes one way for the encoder and decoder to disagree (see codec.py).
 _os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
 
+from lmzip.arith.jitdir import ensure_cache_dir as _ensure_cache_dir  # noqa: E402
+
+_ensure_cache_dir()  # before numba loads: a read-only install or an unwritable home still compiles
+
 from lmzip.api import LMCompressor, Result, compress, decompress, inspect  # noqa: E402
 from lmzip.errors import FormatError, IntegrityError, LmzipError, ModelNotFound  # noqa: E402
 

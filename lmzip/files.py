@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
@@ -21,11 +22,11 @@ class Skip(LmzipError):
 def open_input(src: Path, force: bool = False) -> BinaryIO:
     """An input file opened for reading (block by block), or a one-line error; FIFOs and devices only
     with ``force`` (as gzip: reading one may block forever or never end)."""
-    if src.is_dir():
-        raise Skip(f"{src}: is a directory -- ignored")
-    if src.exists() and not src.is_file() and not force:
-        raise Skip(f"{src}: not a regular file -- ignored (use -f to read it)")
     try:
+        if src.is_dir():
+            raise Skip(f"{src}: is a directory -- ignored")
+        if src.exists() and not src.is_file() and not force:
+            raise Skip(f"{src}: not a regular file -- ignored (use -f to read it)")
         return open(src, "rb")  # noqa: SIM115 - the caller closes it
     except OSError as e:
         raise LmzipError(f"{src}: {e.strerror or e}") from e
@@ -46,7 +47,9 @@ def size_of(f: BinaryIO) -> int | None:
 def atomic_output(dst: Path, force: bool, like: Path | None = None) -> Iterator[BinaryIO]:
     """A file to write (and read back) that appears as ``dst`` only when the block completes; on any
     failure, interrupt or kill nothing is left behind, and an existing file is replaced only with
-    ``force``. ``like`` copies the permission bits of the input (as gzip does).
+    ``force``: without it the last step is an exclusive create, so a file that appeared under ``dst``
+    while this one was written (another writer) is never replaced. ``like`` copies the permission bits
+    of the input (as gzip does).
 
     On Linux the file is unnamed (O_TMPFILE) until it is complete, so even SIGKILL leaves nothing;
     elsewhere it is a named temporary beside ``dst``, removed on any failure that can be caught."""
@@ -66,16 +69,52 @@ def atomic_output(dst: Path, force: bool, like: Path | None = None) -> Iterator[
             os.fsync(f.fileno())
             if like is not None:
                 os.chmod(f.fileno(), os.stat(like).st_mode & 0o7777)
+            if tmp is None and not force and _link_new(f.fileno(), dst):
+                return  # the unnamed file now has its name, which nothing else had
             if tmp is None:  # give the unnamed file a temporary name, then move it into place
                 tmp = tempfile.mktemp(dir=folder, prefix=f".{dst.name}.", suffix=".tmp")
                 _link(f.fileno(), tmp)
-        os.replace(tmp, dst)
+        _place(tmp, dst, force)
         tmp = None
+    except FileExistsError as e:
+        raise LmzipError(f"{dst}: already exists; use -f to overwrite") from e
     except OSError as e:
         raise LmzipError(f"{dst}: {e.strerror or e}") from e
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _link_new(fd: int, dst: Path) -> bool:
+    """Name the unnamed file ``fd`` ``dst`` where no file has that name (FileExistsError where one has);
+    False where the file system cannot link (the caller then renames)."""
+    try:
+        _link(fd, str(dst))
+    except FileExistsError:
+        raise
+    except OSError as e:
+        if e.errno in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK, errno.ENOENT):
+            return False
+        raise
+    return True
+
+
+def _place(tmp: str, dst: Path, force: bool) -> None:
+    """Move the complete file ``tmp`` to ``dst``: replacing what is there only with ``force``; without it a
+    hard link, which fails where ``dst`` exists (a rename after a last look where links are not possible)."""
+    if force:
+        os.replace(tmp, dst)
+        return
+    try:
+        os.link(tmp, dst)
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links: the narrowest window there is
+        if os.path.lexists(dst):
+            raise FileExistsError(errno.EEXIST, "File exists", str(dst)) from None
+        os.replace(tmp, dst)
+        return
+    os.unlink(tmp)
 
 
 def _unnamed(folder: str) -> int | None:
@@ -153,8 +192,18 @@ class SameAs:
         return self.same and not self.original.read(1)
 
 
-def remove_input(src: Path) -> None:
-    """Delete an input after its output was written and verified (``--rm``)."""
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (device and inode, as zstd compares them; False where one is missing)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def remove_input(src: Path, output: Path | None = None) -> None:
+    """Delete an input after its output was written and verified (``--rm``); never the output itself."""
+    if output is not None and same_file(src, output):
+        raise LmzipError(f"{src}: not removed: it is the output")
     try:
         src.unlink()
     except OSError as e:

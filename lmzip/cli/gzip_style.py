@@ -35,6 +35,7 @@ class GzipGroup(click.Group):
             args = ["compress"]  # standard input to standard output: a filter, as tar -I runs it
         elif args[0] not in self.commands and args[0] not in TOP_LEVEL:
             args = self.rewrite(args)
+        _check_levels(args)
         return super().parse_args(ctx, args)
 
     def rewrite(self, args: list[str]) -> list[str]:
@@ -46,6 +47,15 @@ class GzipGroup(click.Group):
         mode = next((MODES[m] for m in "ltd" if m in modes), "compress")
         drop = known - subs[mode]
         return [mode, *_scan(args, takes_value, drop)[1]]
+
+
+def _check_levels(args: list[str]) -> None:
+    """``-10`` or ``-19`` (zstd's levels) is not two options ``-1 -0``: say which levels there are."""
+    for a in args:
+        if a == "--":
+            return
+        if len(a) > 2 and a[0] == "-" and a[1:].isdigit():
+            raise click.UsageError(f"no level {a}: the levels are -1 (fastest) to -9 (smallest)")
 
 
 def _options(cmd: click.Command, values_only: bool = False) -> set[str]:

@@ -86,7 +86,8 @@ def io_options(mode: str) -> Callable:
     """The options compress and decompress share (gzip/xz/zstd conventions), with ``mode``'s help texts."""
     text = HELP[mode]
     opts = [
-        click.argument("inputs", nargs=-1, type=click.Path(path_type=str)),  # missing ones: reported one by one
+        # missing and unreadable ones: reported one by one, the others still processed
+        click.argument("inputs", nargs=-1, type=click.Path(path_type=str, readable=False)),
         click.option("-c", "--stdout", "to_stdout", is_flag=True, help="Write to standard output."),
         click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
                      help="Output file (one input only)."),
@@ -150,6 +151,9 @@ def each(opts: IoOptions, run: Run) -> NoReturn:
         except LmzipError as e:
             ui.error(str(e))
             status = ui.ERROR
+        except OSError as e:  # a name the system refuses (too long, a loop of links): this input only
+            ui.error(f"{e.filename or name}: {e.strerror or e}")
+            status = ui.ERROR
     sys.exit(status)
 
 
@@ -159,6 +163,8 @@ def _one(name: str, opts: IoOptions, run: Run) -> None:
     dst = _destination(src, opts)
     if dst is None and opts.mode == COMPRESS and ui.stdout_is_terminal() and not opts.force:
         raise LmzipError("refusing to write compressed data to a terminal (use -f to force)")
+    if src is not None and dst is not None and files.same_file(src, dst):
+        raise LmzipError(f"{name}: the input and the output are the same file")
     if dst is not None and dst.exists() and not opts.force:
         raise LmzipError(f"{dst}: already exists; use -f to overwrite")
     if stdin and opts.mode == DECOMPRESS and not opts.force:
@@ -180,11 +186,11 @@ def _one(name: str, opts: IoOptions, run: Run) -> None:
         if not stdin:
             fin.close()
     if opts.remove and src is not None and dst is not None:
-        files.remove_input(src)
-    if not opts.quiet:
-        bpb = 8 * t.compressed / max(1, t.original)
+        files.remove_input(src, dst)
+    if not opts.quiet and (opts.verbose or not (stdin and dst is None)):  # a filter is silent, as gzip
+        bpb = f"{8 * t.compressed / t.original:.3f} bpb" if t.original else "empty"
         where = f" -> {dst}" if dst is not None else ""
-        ui.err.print(f"{name}: {bpb:.3f} bpb ({ui.human(t.original)} => {ui.human(t.compressed)}{note}){where}",
+        ui.err.print(f"{name}: {bpb} ({ui.human(t.original)} => {ui.human(t.compressed)}{note}){where}",
                      markup=False)
     if opts.verbose:
         secs = time.perf_counter() - t0

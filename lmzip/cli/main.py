@@ -134,7 +134,7 @@ def decompress(**params: Any) -> None:
 
 
 @main.command("test")
-@click.argument("inputs", nargs=-1, type=click.Path(path_type=str))
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=str, readable=False))
 @click.option("-m", "--model", help="Model name or folder to decode with (default: the installed model with the "
               "file's id).")
 @click.option("-q", "--quiet", is_flag=True, help="No OK lines and no progress bar.")
@@ -166,7 +166,7 @@ def test_cmd(inputs, model, quiet, no_progress) -> None:
 
 
 @main.command("list")
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=str, readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @ui.guard
 def list_cmd(inputs, as_json) -> None:

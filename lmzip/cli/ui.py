@@ -29,6 +29,25 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 OK, ERROR, WARNING = 0, 1, 2
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process Ctrl-C stopped
+TERMINATED = 143  # 128 + SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command runs so that it ends as Ctrl-C does: partial outputs removed, worker
+    processes stopped and their semaphores released (no resource_tracker warnings), one line."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def on_terminate() -> None:
+    """Let SIGTERM end the command cleanly (in the main thread only, where Python runs signal handlers)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,11 +76,15 @@ def guard(fn: F | None = None, *, interrupted: str = "interrupted") -> Any:
     def wrap(f: F) -> F:
         @functools.wraps(f)
         def run(*args: Any, **kwargs: Any) -> Any:
+            on_terminate()
             try:
                 return f(*args, **kwargs)
             except LmzipError as e:
                 error(str(e))
                 sys.exit(ERROR)
+            except Terminated:
+                error(interrupted.replace("interrupted", "terminated"))
+                sys.exit(TERMINATED)
             except KeyboardInterrupt:
                 error(interrupted)
                 sys.exit(INTERRUPTED)

@@ -26,6 +26,7 @@ def header_record(name: str, size: int, heads: list[fmt.Header]) -> dict:
         "original_bytes": original, "compressed_bytes": size,
         "bits_per_byte": round(8 * size / max(1, original), 4),
         "crc32": f"{heads[0].crc32:08x}" if len(heads) == 1 else None,
+        "members": sum(1 for x in heads if x.block == 0),  # files concatenated (cat a.lmz b.lmz), each from block 0
         "blocks": len(heads), "stored_blocks": len(heads) - len(coded), "block_size": h.block_size or None,
         "tokens": sum(x.n_tokens for x in coded), "segments": h.n_segments, "segment_length": h.segment_length,
         "groups": h.groups, "mix": h.mix, "adapt": h.adapt,

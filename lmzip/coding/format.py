@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -195,12 +195,16 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     returns the header and the payload."""
     h = parse_header(blob)
     payload = blob[h.size :]
-    if h.short:  # the payload runs to the end; its length is checked as read_frames does
+    if h.short:  # its payload's length is checked as read_frames does
         import io
 
         from lmzip.coding import short
 
-        return short.read(io.BytesIO(blob[4:]), blob[:4])
+        src = Source(io.BytesIO(blob[4:]))
+        h, payload = short.read(src, blob[:4])
+        if src.read(1):
+            raise FormatError("trailing garbage after the payload")
+        return h, payload
     if len(payload) < h.payload_length:
         raise FormatError(f"truncated file ({len(payload)} of {h.payload_length} payload bytes)")
     if len(payload) > h.payload_length:
@@ -350,18 +354,54 @@ def read_full(src: BinaryIO, n: int) -> bytes:
     return b"".join(parts)
 
 
-def read_frames(src: BinaryIO) -> Iterator[tuple[Header, bytes]]:
-    """Every frame of a file, checked: the numbering, the last flag, nothing after the end."""
-    expect, block_size = 0, 0
+class Source:
+    """A stream that bytes read past a frame's end can be put back into (another file may follow)."""
+
+    def __init__(self, src: BinaryIO):
+        self.src, self.back = src, b""
+
+    def read(self, n: int = -1) -> bytes:
+        """Up to ``n`` bytes (all with -1): the put-back ones first."""
+        if not self.back:
+            return self.src.read(n)
+        take = self.back if n < 0 else self.back[:n]
+        self.back = self.back[len(take) :]
+        return take + (self.src.read() if n < 0 else b"")
+
+    def unread(self, data: bytes) -> None:
+        """Put ``data`` back: the next read returns it first."""
+        self.back = data + self.back
+
+
+def read_frames(src: BinaryIO, check: Callable[[Header, bytes], bool] | None = None) -> Iterator[tuple[Header, bytes]]:
+    """Every frame of a file, checked: the numbering, the last flag, and after the last frame either the
+    end or another file (``cat a.lmz b.lmz`` holds the frames of both, each file numbered from 0), never
+    bytes that are neither. ``check``: for the rare format-10 short frame with more bytes after it
+    (lmzip.coding.short)."""
+    src = src if isinstance(src, Source) else Source(src)
+    files = 0
     while True:
         start = read_full(src, 62)
-        if not start and expect > 0:
-            raise FormatError(f"truncated file (block {expect} and after are missing)")
-        if start[:4] == SHORT_MAGIC and expect == 0:  # the whole file is one short frame
-            from lmzip.coding import short
-
-            yield short.read(src, start)
+        if files and not start:
             return
+        if files and start[:4] not in (MAGIC, SHORT_MAGIC):
+            n = len(start) + len(src.read())
+            raise FormatError(f"trailing garbage after the payload ({n} bytes)")
+        yield from _one_file(src, start, check)
+        files += 1
+
+
+def _one_file(src: Source, start: bytes, check) -> Iterator[tuple[Header, bytes]]:
+    """The frames of one compressed file whose first bytes ``start`` were read already."""
+    if start[:4] == SHORT_MAGIC:  # the whole file is one short frame
+        from lmzip.coding import short
+
+        yield short.read(src, start, check)
+        return
+    expect, block_size = 0, 0
+    while True:
+        if not start:
+            raise FormatError(f"truncated file (block {expect} and after are missing)")
         if len(start) < 62:
             parse_header(start)  # raises what is wrong: bad magic, version, truncated header
         head = parse_header(start + read_full(src, header_size(start) - 62))
@@ -377,11 +417,8 @@ def read_frames(src: BinaryIO) -> Iterator[tuple[Header, bytes]]:
         yield head, payload
         expect += 1
         if head.last:
-            extra = src.read(1)
-            if extra:
-                n = 1 + len(src.read())
-                raise FormatError(f"trailing garbage after the payload ({n} bytes)")
             return
+        start = read_full(src, 62)
 
 
 def join_streams(streams: list[bytes]) -> bytes:

@@ -1,4 +1,4 @@
-"""Short frames (format 10): an input of one block, stored or counted, behind a header of 15-24 bytes.
+"""Short frames (formats 10 and 12): an input of one block, stored or counted, behind a header of 15-28 bytes.
 
 In the ordinary frame a small file is mostly header: 78 bytes before a counting payload, which
 carries 18 of its own. That decided against PPMd on files of a few KB and below. An input of one
@@ -8,14 +8,20 @@ so it gets a frame of its own kind, the whole file (little-endian):
 | size | field |
 |---|---|
 | 4 | magic `89 4C 4D 7A` (`\\x89LMz`) |
-| 1 | version (10) |
+| 1 | version (12; 10 is still read) |
 | 1 | kind: 1 = stored, 2 = counting |
 | 1-9 | original length in bytes (LEB128, below 2^63) |
 | 4 | CRC32 of the original bytes |
 | 1 | counting only: the lmzip.cm level, 1-9 |
+| 1-9 | counting only, version 12: the payload length in bytes (LEB128, below the original length) |
 | 4 | CRC32 of the header bytes before it |
-| ... | to the end of the file: the original bytes (stored), or the cm coder's bytes (counting) |
+| ... | the payload: the original bytes (stored: as long as the original), or the cm coder's bytes |
 
+A frame ends where its payload does, so another file may follow it (``cat a.lmz b.lmz``: a
+concatenation decodes to the concatenation, lmzip.coding.format.read_frames). In version 10 a
+counting payload had no length and ran to the end of the file; where such a frame is followed by
+more bytes, the reader looks for the next file's magic within the payload and keeps the first cut
+at which the frame decodes and checks (``check``).
 The counting payload is an lmzip.cm stream without its own header, which the reader rebuilds from
 the fields above before handing it to lmzip.cm (and its checks).
 """
@@ -24,13 +30,18 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import BinaryIO
+from collections.abc import Callable
 
-from lmzip.coding.format import ARITH_COUNT, Header, crc32, read_full
+from lmzip.coding.format import ARITH_COUNT, Header, Source, crc32, read_full
+from lmzip.coding.format import MAGIC as FRAME_MAGIC
 from lmzip.errors import FormatError
 
 MAGIC = b"\x89LMz"
-VERSION = 10  # short frames came with format 10 and did not change in 11: they still say 10
+MAGICS = (MAGIC, FRAME_MAGIC)  # where another file may start
+Check = Callable[[Header, bytes], bool]  # whether a frame decodes and checks with this payload
+VERSION = 12  # short frames came with format 10, did not change in 11 and record their payload length since 12
+LEGACY = 10  # a counting payload without its length: it runs to the end of the file
+MAX_CUTS = 8  # version 10 followed by more bytes: the most places tried where the next file may start
 STORED, COUNTING = 1, 2
 MAX_LENGTH = (1 << 63) - 1
 
@@ -65,14 +76,14 @@ def level_of(head: Header) -> int:
 def pack(head: Header) -> bytes:
     """The short header of a stored or counting frame (``head.short``)."""
     kind = COUNTING if head.counting else STORED
-    body = MAGIC + bytes([VERSION, kind]) + _varint(head.original_length) + struct.pack("<I", head.crc32)
+    body = MAGIC + bytes([head.version, kind]) + _varint(head.original_length) + struct.pack("<I", head.crc32)
     if head.counting:
-        body += bytes([level_of(head)])
+        body += bytes([level_of(head)]) + (_varint(head.payload_length) if head.version >= VERSION else b"")
     return body + struct.pack("<I", zlib.crc32(body))
 
 
 def frame(data: bytes, level: int | None, coded: bytes | None) -> tuple[bytes, Header]:
-    """The whole file for one block: counted (``coded``: the cm stream, its own header dropped) or stored."""
+    """The frame of an input of one block: counted (``coded``: the cm stream, its own header dropped) or stored."""
     if coded is None:
         head = Header(len(data), crc32(data), stored=True, payload_length=len(data), short=True, version=VERSION)
         payload = data
@@ -89,13 +100,18 @@ def parse_header(blob: bytes) -> Header:
     """The header at the start of ``blob`` (its payload length still unknown: 0), checked."""
     if len(blob) < 6:
         raise FormatError("truncated header")
-    if blob[4] != VERSION:
-        raise FormatError(f"unsupported format version {blob[4]} of a short frame")
+    version = blob[4]
+    if version not in (LEGACY, VERSION):
+        raise FormatError(f"unsupported format version {version} of a short frame")
     kind = blob[5]
     if kind not in (STORED, COUNTING):
         raise FormatError("unsupported short frame kind (written by a newer lmzip?)")
     length, at = _read_varint(blob, 6)
-    end = at + 4 + (kind == COUNTING)
+    end, payload = at + 4 + (kind == COUNTING), length
+    if kind == COUNTING and version >= VERSION:
+        payload, end = _read_varint(blob, end)
+        if payload >= length or payload == 0:
+            raise FormatError("corrupt header (a counting payload as long as the original)")
     if len(blob) < end + 4:
         raise FormatError("truncated header")
     (want,) = struct.unpack_from("<I", blob, end)
@@ -103,29 +119,60 @@ def parse_header(blob: bytes) -> Header:
         raise FormatError("corrupt header (header checksum mismatch)")
     (crc,) = struct.unpack_from("<I", blob, at)
     if kind == STORED:
-        return Header(length, crc, stored=True, short=True, version=VERSION)
+        return Header(length, crc, stored=True, payload_length=length, short=True, version=version)
     level = blob[at + 4]
     if not 1 <= level <= 9:
         raise FormatError(f"corrupt header (counting level {level})")
-    return Header(length, crc, counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}", short=True, version=VERSION)
+    return Header(length, crc, counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}", short=True,
+                  version=version, payload_length=payload if version >= VERSION else 0)
 
 
-def read(src: BinaryIO, start: bytes) -> tuple[Header, bytes]:
-    """The one frame of a short file whose first bytes ``start`` were read already: header and payload.
-    A stored payload holds exactly the original's length; a counting one less (else it was stored)."""
-    blob = start + read_full(src, max(0, 24 - len(start)))  # a short header is at most 24 bytes
+def read(src: Source, start: bytes, check: Check | None = None) -> tuple[Header, bytes]:
+    """The short frame whose first bytes ``start`` were read already: header and payload; what was read
+    past its end is put back into ``src`` (another file may follow). A stored payload holds exactly the
+    original's length; a counting one less (else it was stored)."""
+    blob = start + read_full(src, max(0, 28 - len(start)))  # a short header is at most 28 bytes
     head = parse_header(blob)
-    want = head.original_length if head.stored else max(0, head.original_length - 1)
-    payload = blob[head.size :]
-    payload += read_full(src, max(0, want - len(payload)))
-    if len(payload) < want and head.stored:
+    if head.version == LEGACY and head.counting:
+        return head, _legacy_payload(src, head, blob[head.size :], check)
+    want = head.payload_length
+    payload = blob[head.size : head.size + want]
+    src.unread(blob[head.size + want :])
+    payload += read_full(src, want - len(payload))
+    if len(payload) < want:
         raise FormatError(f"truncated file ({len(payload)} of {want} payload bytes)")
-    extra = len(payload) - want + len(src.read(1))
-    if extra > 0:
-        raise FormatError("trailing garbage after the payload" if head.stored
-                          else "corrupt header (a counting payload as long as the original)")
-    head.payload_length = len(payload)
     return head, payload
+
+
+def _legacy_payload(src: Source, head: Header, payload: bytes, check: Check | None) -> bytes:
+    """A version-10 counting payload: to the end of the file, or, where more follows, to the first place
+    at which another file's magic starts and the frame before it decodes and checks (``check``; without
+    one, the first such place)."""
+    want = max(0, head.original_length - 1)  # bytes read past this would make the frame "as long as the original"
+    payload += read_full(src, max(0, want - len(payload)))
+    more = src.read(1)
+    src.unread(more)
+    cuts = [i for i in range(1, len(payload) - 3) if payload[i : i + 4] in MAGICS][:MAX_CUTS]
+    for cut in cuts:
+        head.payload_length = cut
+        if check(head, payload[:cut]) if check else _starts_a_file(payload[cut:]):
+            src.unread(payload[cut:])
+            return payload[:cut]
+    if more or len(payload) > want:
+        raise FormatError("corrupt header (a counting payload as long as the original)")
+    head.payload_length = len(payload)
+    return payload
+
+
+def _starts_a_file(blob: bytes) -> bool:
+    """Whether ``blob`` begins with a header that reads (or that only the bytes at hand cut short)."""
+    from lmzip.coding.format import parse_header as parse
+
+    try:
+        parse(blob)
+    except FormatError as e:
+        return "truncated header" in str(e)
+    return True
 
 
 def cm_stream(head: Header, payload: bytes) -> bytes:

@@ -2,7 +2,8 @@
 coded as one frame (lmzip.coding.format), written before the next is read, so neither side holds more
 than one block. The same input, model and options give the same frames on every machine; a damaged
 frame is reported by its block number. Frames arrive in order and the last one says so, so a file
-cut at a frame boundary is "truncated", never a shorter success.
+cut at a frame boundary is "truncated", never a shorter success. Files may be concatenated: the
+frames of ``cat a.lmz b.lmz`` decode to the bytes of both.
 
     compress_stream(src, dst, model, settings)     # mirror images
     decompress_stream(src, dst, model_for)
@@ -83,7 +84,7 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model_for: Callable[[Header]
     ``model_for(header)`` finds the model of a coded block; ``total`` is the file's size, where known;
     ``threads``: intra-op threads per process (default: the cores, shared by the processes)."""
     out = Totals()
-    for head, payload in read_frames(src):
+    for head, payload in read_frames(src, check=_decodes):
         size = head.size + len(payload)
         data = decode_frame(head, payload, model_for, _within(progress, out.compressed, size, total), workers,
                             device, threads)
@@ -110,6 +111,16 @@ def decode_frame(head: Header, payload: bytes, model_for: Callable[[Header], Loa
         if head.version >= 9 and (head.block > 0 or not head.last):
             raise type(e)(f"block {head.block}: {e}") from e
         raise
+
+
+def _decodes(head: Header, payload: bytes) -> bool:
+    """Whether a counting frame decodes and checks with this payload (read_frames' cut of a format-10 short
+    frame that more bytes follow)."""
+    try:
+        counting.decode(head, payload)
+    except LmzipError:
+        return False
+    return True
 
 
 def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress: Progress | None,

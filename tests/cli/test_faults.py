@@ -30,7 +30,7 @@ def children(pid: int) -> list[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-@pytest.mark.parametrize("how", ["SIGKILL", "Ctrl-C"])
+@pytest.mark.parametrize("how", ["SIGKILL", "Ctrl-C", "SIGTERM"])
 def test_a_stopped_multi_worker_compress_leaves_nothing_behind(tmp_path, how):
     src = tmp_path / "big.txt"
     src.write_bytes(ALICE.read_bytes()[:40_000])  # 2,500 segments of 16 bytes: 20 groups for 2 processes
@@ -47,6 +47,8 @@ def test_a_stopped_multi_worker_compress_leaves_nothing_behind(tmp_path, how):
     time.sleep(1.0)  # let the worker take a group
     if how == "SIGKILL":
         p.kill()
+    elif how == "SIGTERM":  # as `kill` and service managers stop it: the process alone
+        p.terminate()
     else:  # a terminal's Ctrl-C reaches the whole process group
         os.killpg(p.pid, signal.SIGINT)
     err = p.communicate(timeout=60)[1]
@@ -58,3 +60,6 @@ def test_a_stopped_multi_worker_compress_leaves_nothing_behind(tmp_path, how):
     if how == "Ctrl-C":
         assert p.returncode == 130
         assert err.strip().splitlines() == ["lmzip: interrupted; no output was written"], err
+    if how == "SIGTERM":  # one line, not resource_tracker's warnings about the workers' semaphores
+        assert p.returncode == 143
+        assert err.strip().splitlines() == ["lmzip: terminated; no output was written"], err
