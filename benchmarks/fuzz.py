@@ -2,6 +2,9 @@
 
     .venv/bin/python benchmarks/fuzz.py --mutants 100000 --out benchmarks/results/fuzz.json
 
+The files: every golden file of the current format (model frames, mixed frames, blocks, learning while
+coding), the counting golden files (short frames of formats 12 and 10, an ordinary counting frame)
+and concatenations (``A+B``: the two files one after the other, as ``cat`` makes them).
 Each mutant is a golden file with bits flipped, cut short, bytes overwritten, or one header field set
 to a hostile value with the header CRC recomputed (a crafted file). Mutant i is a pure function of
 (--seed, i), so any mutant can be rebuilt. Outcomes: clean (one LmzipError: what the CLI prints as
@@ -33,6 +36,11 @@ KINDS = ["flip", "flip-header", "truncate", "overwrite", "craft"]
 HOSTILE = [0, 1, 2, 3, 255, 2**16 - 1, 2**24, 10**6, 2**31 - 1, 2**32 - 1, 2**40, 2**63 - 1, 2**64 - 1]
 
 
+COUNTED = ["counted-v12.lmz", "counted-v10.lmz", "counted-frame-v10.lmz", "counted-v12.lmz+counted-v12.lmz",
+           "counted-v10.lmz+counted-v12.lmz", "golden-gpt-mix-v11-arith3.lmz+counted-v12.lmz",
+           "golden-lstm-blocks-v11-arith3.lmz+golden-lstm-v11-arith3.lmz"]
+
+
 class Hang(Exception):
     """The decoder ran past its time cap."""
 
@@ -58,6 +66,11 @@ def mutate(blob: bytes, header_size: int, seed: int, i: int) -> tuple[str, bytes
     elif kind == "overwrite":
         pos, n = int(rng.integers(len(b))), int(rng.integers(1, 17))
         b[pos : pos + n] = rng.integers(0, 256, size=len(b[pos : pos + n]), dtype=np.uint8).tobytes()
+    elif blob[:4] == fmt.SHORT_MAGIC:  # craft a short frame: one header byte hostile, its CRC made right again
+        pos = int(rng.integers(4, header_size - 4))
+        b[pos] = HOSTILE[int(rng.integers(len(HOSTILE)))] & 0xFF if rng.random() < 0.5 else int(rng.integers(256))
+        end = header_size - 4
+        b[end : end + 4] = struct.pack("<I", zlib.crc32(bytes(b[:end])))
     else:  # craft: one field hostile, the header CRC made right again
         fields = dict(fmt.FIELDS)
         if b[4] >= 9:  # the block number and size follow the model name
@@ -95,10 +108,13 @@ def _init(names: list[str]) -> None:
 
     signal.signal(signal.SIGALRM, _alarm)
     for name in names:
-        blob = (DATA / name).read_bytes()
+        parts = name.split("+")
+        blob = b"".join((DATA / part).read_bytes() for part in parts)
         head = fmt.parse_header(blob)  # the first block's
-        arch = name.split("-")[1]
-        model = golden_model(arch, name[len("golden-" + arch) : name.rindex("-v")])
+        model = None  # counting frames need none; a golden file's model decodes the rest
+        for part in (p for p in parts if p.startswith("golden-")):
+            arch = part.split("-")[1]
+            model = golden_model(arch, part[len("golden-" + arch) : part.rindex("-v")])
         t0 = time.perf_counter()
         original = lmzip.decompress(blob, model=model, jobs=1)
         _FILES[name] = (blob, head.size, model, original, time.perf_counter() - t0)
@@ -143,7 +159,8 @@ def main() -> None:
     args = ap.parse_args()
     from lmzip.coding.format import VERSION
 
-    names = args.files.split(",") if args.files else sorted(p.name for p in DATA.glob(f"golden-*-v{VERSION}*.lmz"))
+    names = args.files.split(",") if args.files else [*sorted(p.name for p in DATA.glob(f"golden-*-v{VERSION}*.lmz")),
+                                                      *COUNTED]
     jobs = [(names[i % len(names)], args.seed, i) for i in range(args.mutants)]
     t0 = time.time()
     counts: dict[str, Counter] = {n: Counter() for n in names}

@@ -5,7 +5,9 @@ compress, then decompress and verify; shipped models also with two worker proces
 segment groups, which follow from the input size, coded two at a time, as `lmzip compress` does on
 two cores) and in every mode (static, +mix, +adapt, +adapt+mix). Presets without a shipped model
 run with random weights (their speed is real, their bits per byte are not), and once learning from
-scratch. Writes
+scratch. Every neural row is measured twice: as it is (the int8 GEMM where lmzip.arith.exact's probe
+finds it the faster product) and with the int8 GEMM off (LMZIP_INT8_GEMM=off: what a CPU without
+AVX-512 VNNI gets; the same file). Writes
 benchmarks/results/speed.{json,md}.
 
     .venv/bin/python benchmarks/speed.py [--file corpora/canterbury/alice29.txt]
@@ -60,7 +62,9 @@ if "mix" in mode:  # mix's compiled loop (lmzip.cm.hybrid) is loaded once first,
 t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings, workers=procs)
 t1 = time.perf_counter()
 out = codec.decode(*fmt.unpack(blob), lm, workers=procs, threads=threads); t2 = time.perf_counter()
+from lmzip.arith import exact
 print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, "threads": threads,
+  "int8_gemm": exact.INT8_GEMM, "cpu": torch.backends.cpu.get_cpu_capability(),
   "groups": head.groups,
   "arithmetic": head.arith,
   "bytes": len(data), "compressed": len(blob), "stored": head.stored,
@@ -103,15 +107,16 @@ def main() -> None:
     rows = [x for x in old if key(x) not in redo and "arithmetic" in x] \
         if args.models or args.modes != ap.get_default("modes") else []
     for kind, name, mode, procs in jobs:
-        r = subprocess.run([sys.executable, "-c", CHILD, kind, name, mode, str(procs), str(args.threads), args.file],
-                           capture_output=True, text=True,
-                           env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}, cwd=ROOT)
-        if r.returncode:
-            sys.exit(f"{name}: {r.stderr.strip().splitlines()[-1]}")
-        rows.append(json.loads(r.stdout))
-        x = rows[-1]
+        x = _child(kind, name, mode, procs, args)
+        if kind != "counting":  # again without the int8 GEMM: what a CPU without VNNI gets, the same file
+            off = _child(kind, name, mode, procs, args, {"LMZIP_INT8_GEMM": "off"})
+            assert off["compressed"] == x["compressed"], f"{name} {mode}: the products wrote different files"
+            x.update(compress_kbps_int8_off=off["compress_kbps"], decompress_kbps_int8_off=off["decompress_kbps"])
+        rows.append(x)
+        slow = (f"  (int8 GEMM off: {x['compress_kbps_int8_off']:6.1f} / {x['decompress_kbps_int8_off']:6.1f})"
+                if kind != "counting" else "")
         print(f"{name:12s} {kind:7s} {mode:9s} {procs} proc  bpb {8 * x['compressed'] / x['bytes']:.3f}"
-              f"  compress {x['compress_kbps']:6.1f} KB/s  decompress {x['decompress_kbps']:6.1f} KB/s"
+              f"  compress {x['compress_kbps']:6.1f} KB/s  decompress {x['decompress_kbps']:6.1f} KB/s{slow}"
               f"  peak {x['peak_mib']:.0f} MiB  {'ok' if x['verified'] else 'FAILED'}", flush=True)
     order = {n: i for i, n in enumerate(registry.available())}
     rows.sort(key=lambda x: (x["kind"] not in ("counting", "model"), x["processes"] if x["mode"] == "static" else 3,
@@ -121,9 +126,12 @@ def main() -> None:
     lines = [f"Coding speed on {Path(args.file).name} (benchmarks/speed.py). Arithmetic 3: exact integer "
              "prediction with int8 operands; 4: the same, learning in deterministic float64 with int8-limb "
              "products (1 and 2: their lmzip 0.3.0-0.4.0 forms). All decode on any machine.", "",
+             f"CPU: {_cpu_line(rows)}. The int8 GEMM columns: as it is (lmzip.arith.exact's probe chooses the "
+             "int8 GEMM where it is the faster product); the int8-off columns: LMZIP_INT8_GEMM=off, what a CPU "
+             "without AVX-512 VNNI gets (the same files).", "",
              "| model | weights | mode | processes | threads each | groups | arithmetic | params | bpb | "
-             "compress KB/s | decompress KB/s | peak MiB (main process) |",
-             "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+             "compress KB/s | decompress KB/s | int8 off: compress | int8 off: decompress | peak MiB (main process) |",
+             "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     weights = {"model": "shipped", "preset": "random (speed only)", "scratch": "random, learns from scratch",
                "counting": "none: counting (lmzip.cm)"}
     for x in rows:
@@ -131,6 +139,7 @@ def main() -> None:
         lines.append(f"| {x['name']} | {weights[x['kind']]} | {x['mode']} | {x['processes']} | {x.get('threads', 1)} | "
                      f"{x.get('groups', '')} | {x['arithmetic']} | "
                      f"{x['params'] / 1e6:.2f} M | {bpb} | {x['compress_kbps']:.1f} | {x['decompress_kbps']:.1f} | "
+                     f"{_kbps(x, 'compress_kbps_int8_off')} | {_kbps(x, 'decompress_kbps_int8_off')} | "
                      f"{x['peak_mib']:.0f} |")
     (out / "speed.md").write_text("\n".join(lines) + "\n")
     # `lmzip models` shows the measured speed of the shipped models from this sidecar
@@ -139,6 +148,31 @@ def main() -> None:
                for x in rows if x["kind"] == "model" and x["mode"] == "static" and x["processes"] == 1}
     (registry.SHIPPED / "speed.json").write_text(json.dumps(shipped, indent=1) + "\n")
     write_levels(rows, Path(args.file).name)
+
+
+def _child(kind: str, name: str, mode: str, procs: int, args, env: dict | None = None) -> dict:
+    """One measurement in a fresh process (one thread each, as OMP_NUM_THREADS says)."""
+    r = subprocess.run([sys.executable, "-c", CHILD, kind, name, mode, str(procs), str(args.threads), args.file],
+                       capture_output=True, text=True,
+                       env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", **(env or {})}, cwd=ROOT)
+    if r.returncode:
+        sys.exit(f"{name}: {r.stderr.strip().splitlines()[-1]}")
+    return json.loads(r.stdout)
+
+
+def _kbps(x: dict, key: str) -> str:
+    return f"{x[key]:.1f}" if key in x else "–"
+
+
+def _cpu_line(rows: list[dict]) -> str:
+    """The CPU the rows were measured on: its model name, torch's capability, whether the probe took int8."""
+    import platform
+
+    name = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                 if ln.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else "?"
+    caps = sorted({x.get("cpu", "?") for x in rows if "cpu" in x})
+    int8 = sorted({str(x["int8_gemm"]) for x in rows if "int8_gemm" in x})
+    return f"{name}, torch capability {'/'.join(caps) or '?'}, int8 GEMM chosen: {'/'.join(int8) or '?'}"
 
 
 def write_levels(rows: list[dict], file: str) -> None:

@@ -290,7 +290,41 @@ def _int8_gemm_works() -> bool:
         return False
 
 
-INT8_GEMM = FAST and _int8_gemm_works()
+PROBE_SHAPE = (64, 384, 384)  # rows x terms x outputs: one product the size of a small model's, ~9.4M MACs
+
+
+def _best_time(f, reps: int = 3) -> float:
+    import time
+
+    f()  # the first call builds the kernel
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _int8_gemm_is_faster() -> bool:
+    """Whether the int8 GEMM beats the float32 product of the same integers here (a probe of a few ms): with
+    VNNI or AMX it is several times faster, without them (AVX2 alone) oneDNN's int8 path is up to 60x slower.
+    Both give the same integers, so the choice changes speed, never a byte."""
+    m, k, n = PROBE_SHAPE
+    a8, b8 = torch.ones((m, k), dtype=torch.int8), torch.ones((k, n), dtype=torch.int8)
+    a32, w32 = torch.ones((m, k)), torch.ones((n, k))
+    return _best_time(lambda: torch._int_mm(a8, b8)) < _best_time(lambda: torch.nn.functional.linear(a32, w32))
+
+
+def _choose_int8_gemm() -> bool:
+    """The int8 GEMM where it works and is the faster product (LMZIP_INT8_GEMM=off|on|auto overrides the
+    probe; "on" still needs a GEMM that works)."""
+    want = os.environ.get("LMZIP_INT8_GEMM", "auto").lower()
+    if not FAST or want in ("0", "off", "no") or not _int8_gemm_works():
+        return False
+    return want in ("1", "on", "yes") or _int8_gemm_is_faster()
+
+
+INT8_GEMM = _choose_int8_gemm()
 INT8_MIN_K = 8  # torch 2.13's _int_mm returns wrong sums for K = 1 (tests/arith); short products are cheap anyway
 
 

@@ -400,7 +400,7 @@ def _one_file(src: Source, start: bytes, check) -> Iterator[tuple[Header, bytes]
         return
     expect, block_size = 0, 0
     while True:
-        if not start:
+        if not start and expect > 0:
             raise FormatError(f"truncated file (block {expect} and after are missing)")
         if len(start) < 62:
             parse_header(start)  # raises what is wrong: bad magic, version, truncated header

@@ -103,7 +103,7 @@ def test_learning_products_from_int8_limbs_equal_the_float64_product(monkeypatch
                 assert not torch.equal(detfloat.dmm(a, b), fast)  # the versions differ: the switch is real
 
 
-def test_the_int8_gemm_is_not_used_where_torch_gets_it_wrong():
+def test_the_int8_gemm_is_not_used_where_torch_gets_it_wrong(monkeypatch):
     """torch._int_mm multiplies wrongly over one term (K = 1) when the right operand is a transposed
     column (strides (1, 1), as learning passes weights); such products take the float path."""
     if not exact._int8_gemm_works():
@@ -113,5 +113,47 @@ def test_the_int8_gemm_is_not_used_where_torch_gets_it_wrong():
     b = torch.randint(-63, 64, (5, 1), generator=g, dtype=torch.int8).T
     if torch.equal(torch._int_mm(a, b).long(), a.long() @ b.long()):
         pytest.skip("this torch multiplies K = 1 correctly")  # then the guard is only caution
+    monkeypatch.setattr(exact, "INT8_GEMM", True)  # as where the probe finds it the faster product
     assert not exact.int8_gemm(1) and exact.int8_gemm(exact.INT8_MIN_K)
     assert exact.QLinear(torch.ones(5, 1), quant=exact.Q8).gemm.w8 is None
+
+
+def test_a_slow_int8_gemm_is_not_chosen(monkeypatch):
+    """The product is chosen by speed, not by whether it works: an int8 GEMM far slower than the float32
+    product of the same integers (oneDNN without VNNI: up to 60x) leaves the float32 path in place."""
+    if not exact._int8_gemm_works():
+        pytest.skip("torch._int_mm does not run here")
+    import time
+
+    real = torch._int_mm
+    monkeypatch.delenv("LMZIP_INT8_GEMM", raising=False)
+
+    def slow(a, b):
+        time.sleep(0.004)
+        return real(a, b)
+
+    monkeypatch.setattr(torch, "_int_mm", slow)
+    assert exact._choose_int8_gemm() is False
+    monkeypatch.setenv("LMZIP_INT8_GEMM", "on")  # a user may insist
+    assert exact._choose_int8_gemm() is True
+    monkeypatch.setattr(torch, "_int_mm", real)
+    monkeypatch.setenv("LMZIP_INT8_GEMM", "off")
+    assert exact._choose_int8_gemm() is False
+
+
+@pytest.mark.parametrize("mix", [False, True], ids=["model", "mixed"])
+def test_both_products_write_the_same_file(monkeypatch, byte_model, mix):
+    """The int8 GEMM and the float32 product give the same integers: the same file either way."""
+    if not exact._int8_gemm_works():
+        pytest.skip("torch._int_mm does not run here")
+    real, calls = torch._int_mm, []
+    monkeypatch.setattr(torch, "_int_mm", lambda a, b: calls.append(1) or real(a, b))
+    files, used = [], []
+    for int8 in (True, False):
+        monkeypatch.setattr(exact, "INT8_GEMM", int8)
+        byte_model._exact.clear()  # the exact predictor is built anew, with this product
+        calls.clear()
+        files.append(codec.encode(TEXT[:400], byte_model, Settings(segment=150, mix=mix))[0])
+        used.append(bool(calls))
+    byte_model._exact.clear()
+    assert used == [True, False] and files[0] == files[1]
