@@ -9,7 +9,7 @@ bound pre-releases (their probabilities were float computations that another CPU
 differently); this reader refuses them with one line that says how to decode them.
 
 An input of one block that is stored or counted is one short frame instead (lmzip.coding.short: a
-header of 15-24 bytes, magic `\x89LMz`).
+header of 15-28 bytes, magic `\x89LMz`; version 12 records the payload length, so files concatenate).
 
 The layout of a frame (little-endian):
 
