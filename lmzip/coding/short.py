@@ -19,9 +19,9 @@ so it gets a frame of its own kind, the whole file (little-endian):
 
 A frame ends where its payload does, so another file may follow it (``cat a.lmz b.lmz``: a
 concatenation decodes to the concatenation, lmzip.coding.format.read_frames). In version 10 a
-counting payload had no length and ran to the end of the file; where such a frame is followed by
-more bytes, the reader looks for the next file's magic within the payload and keeps the first cut
-at which the frame decodes and checks (``check``).
+counting payload had no length and ran to the end of the file; the reader finds where it ends by
+decoding it and coding the bytes again (counting is deterministic: the same bytes the encoder
+wrote), so a file after it is read as one and bytes after it that begin no file are an error.
 The counting payload is an lmzip.cm stream without its own header, which the reader rebuilds from
 the fields above before handing it to lmzip.cm (and its checks).
 """
@@ -38,7 +38,7 @@ from lmzip.errors import FormatError
 
 MAGIC = b"\x89LMz"
 MAGICS = (MAGIC, FRAME_MAGIC)  # where another file may start
-Check = Callable[[Header, bytes], bool]  # whether a frame decodes and checks with this payload
+Check = Callable[[Header, bytes], "int | None"]  # the length of the payload these bytes begin with (None: none)
 VERSION = 12  # short frames came with format 10, did not change in 11 and record their payload length since 12
 LEGACY = 10  # a counting payload without its length: it runs to the end of the file
 MAX_CUTS = 8  # version 10 followed by more bytes: the most places tried where the next file may start
@@ -145,23 +145,37 @@ def read(src: Source, start: bytes, check: Check | None = None) -> tuple[Header,
 
 
 def _legacy_payload(src: Source, head: Header, payload: bytes, check: Check | None) -> bytes:
-    """A version-10 counting payload: to the end of the file, or, where more follows, to the first place
-    at which another file's magic starts and the frame before it decodes and checks (``check``; without
-    one, the first such place)."""
+    """A version-10 counting payload, which records no length: where it ends, found by ``check`` (which
+    decodes the frame and codes the bytes again: the very payload the encoder wrote), on the bytes up to
+    the original's length or, where those do not decode, up to where another file's magic begins;
+    without ``check`` (listing headers), the end of the file or the first such magic."""
     want = max(0, head.original_length - 1)  # bytes read past this would make the frame "as long as the original"
     payload += read_full(src, max(0, want - len(payload)))
     more = src.read(1)
     src.unread(more)
     cuts = [i for i in range(1, len(payload) - 3) if payload[i : i + 4] in MAGICS][:MAX_CUTS]
-    for cut in cuts:
-        head.payload_length = cut
-        if check(head, payload[:cut]) if check else _starts_a_file(payload[cut:]):
-            src.unread(payload[cut:])
-            return payload[:cut]
+    if check is not None:
+        for window in (len(payload), *cuts):
+            n = check(head, payload[:window])
+            if n is not None:
+                src.unread(payload[n:])
+                head.payload_length = n
+                return payload[:n]
+        raise FormatError("corrupt data (a format-10 counting payload that does not decode and code back to "
+                          "itself)")
+    elif not more and not any(_starts_a_file(payload[c:]) for c in cuts):
+        head.payload_length = len(payload)
+        return payload
+    else:
+        for cut in cuts:
+            if _starts_a_file(payload[cut:]):
+                src.unread(payload[cut:])
+                head.payload_length = cut
+                return payload[:cut]
     if more or len(payload) > want:
         raise FormatError("corrupt header (a counting payload as long as the original)")
     head.payload_length = len(payload)
-    return payload
+    return payload  # it does not decode: the decoder says how
 
 
 def _starts_a_file(blob: bytes) -> bool:

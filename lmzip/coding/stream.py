@@ -84,7 +84,7 @@ def decompress_stream(src: BinaryIO, dst: BinaryIO, model_for: Callable[[Header]
     ``model_for(header)`` finds the model of a coded block; ``total`` is the file's size, where known;
     ``threads``: intra-op threads per process (default: the cores, shared by the processes)."""
     out = Totals()
-    for head, payload in read_frames(src, check=_decodes):
+    for head, payload in read_frames(src, check=_payload_length):
         size = head.size + len(payload)
         data = decode_frame(head, payload, model_for, _within(progress, out.compressed, size, total), workers,
                             device, threads)
@@ -113,14 +113,20 @@ def decode_frame(head: Header, payload: bytes, model_for: Callable[[Header], Loa
         raise
 
 
-def _decodes(head: Header, payload: bytes) -> bool:
-    """Whether a counting frame decodes and checks with this payload (read_frames' cut of a format-10 short
-    frame that more bytes follow)."""
+def _payload_length(head: Header, payload: bytes) -> int | None:
+    """The length of the counting payload that ``payload`` begins with, for a format-10 short frame, which
+    records none: decoded (and checked), then coded again, which gives the very bytes the encoder wrote
+    (None where they do not decode, or are not the start of ``payload``)."""
+    from lmzip import cm
+    from lmzip.cm import format as cmfmt
+    from lmzip.coding import short
+
     try:
-        counting.decode(head, payload)
+        data = counting.decode(head, payload)
     except LmzipError:
-        return False
-    return True
+        return None
+    again = cm.compress(data, short.level_of(head))[cmfmt.HEADER_BYTES :]
+    return len(again) if payload[: len(again)] == again else None
 
 
 def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress: Progress | None,
