@@ -139,8 +139,8 @@ def main() -> None:
     if args.cmd == "trace":
         trace(args.files, Path(args.out), args.model)
     else:
-        rules = [((1, 8), -4, 64)] + [((a, b), lead, slack) for a, b in ((1, 16), (1, 8), (1, 4))
-                                      for lead in (-2, 0, 1, 2, 4) for slack in (0, 64)]
+        rules = [((1, 8), -4, 64)] + [((1, b), lead, slack) for b in (64, 32, 16)
+                                      for lead in (-2, 0, 1, 2) for slack in (32, 64, 128)]
         replay(args.traces, rules)
 
 

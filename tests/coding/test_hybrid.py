@@ -155,10 +155,10 @@ def test_the_mixed_encoder_gives_up_past_its_budget(bpe_model):
 def test_a_budget_reads_countings_profile():
     b = hybrid.Budget(1000, np.array([100, 150, 180, 200]), 400)  # counting's payload after 100, 200, 300, 400 bytes
     assert [b.counted(d) for d in (0, 50, 100, 150, 250, 400, 999)] == [0, 50, 100, 125, 165, 200, 200]
-    assert not b.over(out=1000, done=5, group=100)  # before the first eighth of the group: only the size counts
-    assert b.over(out=1001, done=5, group=100)
-    assert not b.over(out=100 + 4 + 64, done=100, group=200)  # within the margin (4%) and the slack (64 bytes)
-    assert b.over(out=100 + 4 + 65, done=100, group=200)
+    assert not b.over(out=1000, done=1, group=100)  # before the first 64th of the group: only the size counts
+    assert b.over(out=1001, done=1, group=100)
+    assert not b.over(out=100 - 1 + 64, done=100, group=200)  # 1% ahead of counting, less the slack (64 bytes)
+    assert b.over(out=100 - 1 + 65, done=100, group=200)
     assert not hybrid.Budget(1000).over(out=999, done=100, group=200)  # no profile: only the size
     folded = hybrid.Budget(1000, b.marks, 400, text=200)  # CRLF folding left 200 bytes for the model to code
     assert [folded.counted(d) for d in (50, 100, 125, 200)] == [100, 150, 165, 200]  # where as many block bytes lie
