@@ -60,21 +60,21 @@ PROFILE = 64  # the counted block's cost profile: its payload's length after eve
 @dataclass(frozen=True)
 class Budget:
     """When a group of the mixed coder gives up on its block (the stream then keeps the block counted):
-    once its bytes pass the whole counted payload's (``size``), or, from the first 64th of the group on,
+    once its bytes pass the whole counted payload's (``size``), or, from the first 16th of the group on,
     once they are not ahead of what counting paid for as many bytes of the block by ``lead`` percent
     (less ``slack`` bytes, which small blocks need) (``marks``: counting's profile, PROFILE lengths,
     over a block of ``length`` bytes; ``text``: the bytes the model codes, where CRLF folding made them
     fewer). The mixed coder is ~10x slower than counting, so where it only ties (text the model has not
-    seen: Russian, Chinese, Japanese, code, tables, binaries) it stops within a few percent of the block
-    instead of coding it to a narrow loss; replayed on traces of the 42 bench files and the kinds set
-    (benchmarks/mix_trace.py), no block the mixed coder won was given up. Integers only: every machine
-    decides alike."""
+    seen: Russian, Chinese, Japanese, code, tables, binaries) it stops early instead of coding the block
+    to a narrow loss; replayed on traces of the 42 bench files and the kinds set (benchmarks/mix_trace.py),
+    no block the mixed coder won was given up. Integers only: every machine decides alike."""
 
     size: int
     marks: np.ndarray | None = None
     length: int = 0
     text: int = 0
-    start: tuple[int, int] = (1, 64)  # judged from this part of the group on
+    start: tuple[int, int] = (1, 16)  # judged from this part of the group on (from a 64th on, Wikipedia's
+    # XML header made enwik5's group give up a block the model wins by 24%)
     lead: int = 1  # percent below counting's cost the group must keep
     slack: int = 64  # bytes
 

@@ -155,7 +155,7 @@ def test_the_mixed_encoder_gives_up_past_its_budget(bpe_model):
 def test_a_budget_reads_countings_profile():
     b = hybrid.Budget(1000, np.array([100, 150, 180, 200]), 400)  # counting's payload after 100, 200, 300, 400 bytes
     assert [b.counted(d) for d in (0, 50, 100, 150, 250, 400, 999)] == [0, 50, 100, 125, 165, 200, 200]
-    assert not b.over(out=1000, done=1, group=100)  # before the first 64th of the group: only the size counts
+    assert not b.over(out=1000, done=1, group=100)  # before the first 16th of the group: only the size counts
     assert b.over(out=1001, done=1, group=100)
     assert not b.over(out=100 - 1 + 64, done=100, group=200)  # 1% ahead of counting, less the slack (64 bytes)
     assert b.over(out=100 - 1 + 65, done=100, group=200)
