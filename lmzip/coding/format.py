@@ -373,7 +373,10 @@ class Source:
         self.back = data + self.back
 
 
-def read_frames(src: BinaryIO, check: Callable[[Header, bytes], bool] | None = None) -> Iterator[tuple[Header, bytes]]:
+Check = Callable[["Header", bytes], "int | None"]  # a format-10 short frame's payload length (lmzip.coding.short)
+
+
+def read_frames(src: BinaryIO, check: Check | None = None) -> Iterator[tuple[Header, bytes]]:
     """Every frame of a file, checked: the numbering, the last flag, and after the last frame either the
     end or another file (``cat a.lmz b.lmz`` holds the frames of both, each file numbered from 0), never
     bytes that are neither. ``check``: for the rare format-10 short frame with more bytes after it
@@ -391,7 +394,7 @@ def read_frames(src: BinaryIO, check: Callable[[Header, bytes], bool] | None = N
         files += 1
 
 
-def _one_file(src: Source, start: bytes, check) -> Iterator[tuple[Header, bytes]]:
+def _one_file(src: Source, start: bytes, check: Check | None) -> Iterator[tuple[Header, bytes]]:
     """The frames of one compressed file whose first bytes ``start`` were read already."""
     if start[:4] == SHORT_MAGIC:  # the whole file is one short frame
         from lmzip.coding import short

@@ -30,15 +30,13 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Callable
 
-from lmzip.coding.format import ARITH_COUNT, Header, Source, crc32, read_full
+from lmzip.coding.format import ARITH_COUNT, Check, Header, Source, crc32, read_full
 from lmzip.coding.format import MAGIC as FRAME_MAGIC
 from lmzip.errors import FormatError
 
 MAGIC = b"\x89LMz"
 MAGICS = (MAGIC, FRAME_MAGIC)  # where another file may start
-Check = Callable[[Header, bytes], "int | None"]  # the length of the payload these bytes begin with (None: none)
 VERSION = 12  # short frames came with format 10, did not change in 11 and record their payload length since 12
 LEGACY = 10  # a counting payload without its length: it runs to the end of the file
 MAX_CUTS = 8  # version 10 followed by more bytes: the most places tried where the next file may start
