@@ -14,6 +14,7 @@ group whether to go on, what every file would have cost in bytes and in the mixe
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import time
 from pathlib import Path
@@ -49,7 +50,7 @@ def trace(paths: list[str], out: Path, model_name: str) -> None:
     with out.open("a") as f:
         for p in paths:
             data = Path(p).read_bytes()
-            for i, (block, last) in enumerate(stream.blocks(__import__("io").BytesIO(data), lm.settings.block_size)):
+            for i, (block, last) in enumerate(stream.blocks(io.BytesIO(data), lm.settings.block_size)):
                 marks = np.zeros(hybrid.PROFILE, dtype=np.int64)
                 t0 = time.perf_counter()
                 counted = stream.counted_instead(block, lm.settings, i, last, marks)

@@ -161,19 +161,15 @@ def _legacy_payload(src: Source, head: Header, payload: bytes, check: Check | No
                 return payload[:n]
         raise FormatError("corrupt data (a format-10 counting payload that does not decode and code back to "
                           "itself)")
-    elif not more and not any(_starts_a_file(payload[c:]) for c in cuts):
-        head.payload_length = len(payload)
-        return payload
-    else:
-        for cut in cuts:
-            if _starts_a_file(payload[cut:]):
-                src.unread(payload[cut:])
-                head.payload_length = cut
-                return payload[:cut]
+    cut = next((c for c in cuts if _starts_a_file(payload[c:])), None)  # listing headers: no decoding
+    if cut is not None:
+        src.unread(payload[cut:])
+        head.payload_length = cut
+        return payload[:cut]
     if more or len(payload) > want:
         raise FormatError("corrupt header (a counting payload as long as the original)")
     head.payload_length = len(payload)
-    return payload  # it does not decode: the decoder says how
+    return payload  # to the end of the file
 
 
 def _starts_a_file(blob: bytes) -> bool:
