@@ -1,13 +1,13 @@
 """Coding speed and peak memory of every preset, shipped model and coding mode on this machine.
 
-Each measurement runs in a fresh process (so its peak memory is its own) with one thread (--threads):
-compress, then decompress and verify; shipped models also with two worker processes (the file's
-segment groups, which follow from the input size, coded two at a time, as `lmzip compress` does on
-two cores) and in every mode (static, +mix, +adapt, +adapt+mix). Presets without a shipped model
-run with random weights (their speed is real, their bits per byte are not), and once learning from
-scratch. Every neural row is measured twice: as it is (the int8 GEMM where lmzip.arith.exact's probe
-finds it the faster product) and with the int8 GEMM off (LMZIP_INT8_GEMM=off: what a CPU without
-AVX-512 VNNI gets; the same file). Writes
+Each measurement runs in a fresh process (so its peak memory is its own) with one thread
+(--threads): compress, then decompress and verify; shipped models also with two groups at once (the
+file's segment groups, which follow from the input size, coded two at a time in threads, as `lmzip
+compress` does on two cores; the "processes" column) and in every mode (static, +mix, +adapt,
++adapt+mix). Presets without a shipped model run with random weights (their speed is real, their
+bits per byte are not), and once learning from scratch. Every neural row is measured twice: as it is
+(the int8 GEMM where lmzip.arith.exact's probe finds it the faster product) and with the int8 GEMM
+off (LMZIP_INT8_GEMM=off: what a CPU without AVX-512 VNNI gets; the same file). Writes
 benchmarks/results/speed.{json,md}.
 
     .venv/bin/python benchmarks/speed.py [--file corpora/canterbury/alice29.txt]

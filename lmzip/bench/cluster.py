@@ -42,26 +42,22 @@ def _built(name: str, block_size: int | None):
 
 
 def _compress(name: str, block_size: int | None, label: str, data: bytes) -> tuple[dict[str, Any], bytes | None]:
-    """The first task of a pair: the row so far (its node recorded, and the worker processes the compressor
-    used under ``workers``) and the compressed bytes (None: failed)."""
+    """The first task of a pair: the row so far (its node recorded) and the compressed bytes (None: failed)."""
     try:
         comp = _built(name, block_size)
         row, blob = compress_half(comp, label, data)
     except Exception as e:  # noqa: BLE001 - reported as a failed row, never a traceback
         return failed(name, label, str(e)), None
     row.compress_node = node()
-    return {**asdict(row), "workers": comp.last_workers}, blob
+    return asdict(row), blob
 
 
 def _decompress(name: str, block_size: int | None, row: dict[str, Any], blob: bytes, data: bytes) -> dict[str, Any]:
     """The second task of a pair: decompressed (on another node than the first, where there is one) and
     compared with the input."""
-    row = dict(row)
-    workers = row.pop("workers")
     r = Row(**row)
     try:
         comp = _built(name, block_size)
-        comp.last_workers = workers  # the frame's groups, as the compressing task used them
         r = decompress_half(comp, r, blob, data)
     except Exception as e:  # noqa: BLE001
         r.error = str(e)
@@ -73,11 +69,10 @@ def _compress_block(name: str, block_size: int | None, data: bytes, index: int, 
     """Block ``index`` of a file, coded as lmzip.coding.stream codes it (one process): its frame, and its
     cost (seconds, peak, bits, tokens) with the compressor's row fields."""
     comp = _built(name, block_size)
-    comp.last_workers = 0  # one process (an earlier task's groups are not this one's)
     reset_peak()
     t0 = time.perf_counter()
     frame, head, bits = encode_block(data, comp._c.model, comp._c.settings, index, last)
-    meta = {"s": time.perf_counter() - t0, "peak": peak_of(comp), "bits": bits, "tokens": head.n_tokens,
+    meta = {"s": time.perf_counter() - t0, "peak": peak_of(), "bits": bits, "tokens": head.n_tokens,
             "bytes": len(frame), "node": node(), "settings": comp.settings, "model_bytes": comp.model_bytes,
             "model_id": comp.model_id}
     return meta, frame
@@ -89,13 +84,12 @@ def _decompress_block(name: str, block_size: int | None, frame: bytes, data: byt
     from lmzip.coding.format import unpack
 
     comp = _built(name, block_size)
-    comp.last_workers = 0
     reset_peak()
     t0 = time.perf_counter()
     head, payload = unpack(frame)  # one frame of several (never a short one)
     out = decode_block(head, payload, comp._c.model)
     ok = out == data and head.block == index and head.last == last
-    return {"s": time.perf_counter() - t0, "peak": peak_of(comp), "ok": ok, "node": node()}
+    return {"s": time.perf_counter() - t0, "peak": peak_of(), "ok": ok, "node": node()}
 
 
 @dataclass
@@ -195,7 +189,6 @@ def run(names: list[str], sources: list[Source], address: str = LOCAL,
         turn = 0  # the decompressing nodes taken in turn
 
         def finished(row: dict[str, Any]) -> None:
-            row.pop("workers", None)
             rows.append(row)
             if on_row:
                 on_row(row)

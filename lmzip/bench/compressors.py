@@ -25,7 +25,6 @@ class Compressor:
     model_id: str | None = None  # a language model's id (lmzip.models.checkpoint): which weights were measured
     # language models also report their cross-entropy on the last input: (ideal bits, tokens)
     last_ideal: tuple[float, int] | None = None
-    last_workers: int = 0  # worker processes the last call used (their memory counts too)
 
     def compress(self, data: bytes) -> bytes:
         raise NotImplementedError
@@ -180,7 +179,6 @@ class LMZip(Compressor):
     def compress(self, data: bytes) -> bytes:
         res = self._c.compress_ex(data)
         self.last_ideal = (res.ideal_bits, sum(h.n_tokens for h in res.headers))  # every block's
-        self.last_workers = res.header.groups if res.header.groups > 1 else 0
         return res.blob
 
     def decompress(self, blob: bytes) -> bytes:

@@ -141,7 +141,7 @@ def compress_half(comp, label: str, data: bytes) -> tuple[Row, bytes | None]:
         t0 = time.perf_counter()
         blob = comp.compress(data)
         row.compressed_bytes, row.compress_s = len(blob), time.perf_counter() - t0
-        row.peak_mib = peak_of(comp)
+        row.peak_mib = peak_of()
         if comp.last_ideal is not None:
             row.ideal_bits, row.tokens = comp.last_ideal
         return row, blob
@@ -159,7 +159,7 @@ def decompress_half(comp, row: Row, blob: bytes, data: bytes, fresh: bool = True
         t0 = time.perf_counter()
         out = comp.decompress(blob)
         row.decompress_s = time.perf_counter() - t0
-        peak = peak_of(comp)
+        peak = peak_of()
         row.peak_mib = max((p for p in (row.peak_mib, peak) if p is not None), default=None)
         row.verified = out == data
         if not row.verified:
@@ -170,14 +170,9 @@ def decompress_half(comp, row: Row, blob: bytes, data: bytes, fresh: bool = True
     return row
 
 
-def peak_of(comp) -> float | None:
-    """This process's peak RSS in MiB, plus the group workers of the last call (each at most the same)."""
-    peak = _rss_peak_mib()
-    if comp.last_workers and peak is not None:
-        import resource
-
-        peak += comp.last_workers * resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return peak
+def peak_of() -> float | None:
+    """This process's peak RSS in MiB (a compressor's groups run in its threads)."""
+    return _rss_peak_mib()
 
 
 def failed(name: str, label: str, error: str) -> dict[str, Any]:
@@ -247,7 +242,6 @@ def run(names: list[str], sources: list[Source], jobs: int = 1,
     while pending or running:
         while pending and len(running) < jobs:
             name = pending.pop(0)
-            # not daemonic: lmzip's codec spawns its own group workers inside
             running[name] = ctx.Process(target=_worker, args=(name, sources, q, block_size))
             running[name].start()
         try:

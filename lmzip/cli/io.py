@@ -39,7 +39,7 @@ HELP = {
         "model": "Model name or folder to decode with (default: the installed model with the file's id).",
         "device": "Run the model on cpu or cuda (any device decodes any file).",
         "jobs": "Worker processes decoding the file's segment groups at once (default: one per core).",
-        "threads": "Intra-op threads per process (default: the cores, shared by the worker processes).",
+        "threads": "Intra-op threads per group (default: the cores, shared by the groups coding at once).",
     },
 }
 

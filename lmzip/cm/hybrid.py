@@ -204,7 +204,7 @@ def _code_flag(encode, st, out, src, y, p16):
     return decode_bit(st, src, p16)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _step(encode, rows, counts, toks, out, src, sbytes, slen, sperm, rank, root,  # noqa: C901 - one loop, by design
           ht, t01, sm, w1, wf, apm1, apm2, apm3, apm4, apm5, mtab, msm, seg, last, lastd, buf, cap, st, shared, cum):
     nb_mask = (ht.shape[1] >> 4) - 1

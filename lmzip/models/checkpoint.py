@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from safetensors.torch import load_file, save_file
 from lmzip.errors import LmzipError
 from lmzip.models.model import ModelConfig, Predictor, build_model, config_from_dict, config_to_dict
 from lmzip.models.tokenizer import Tokenizer, tokenizer_from_json
+
+_BUILDING = threading.Lock()  # exact_for's: one exact predictor per model, device and arithmetic
 
 WEIGHTS, CONFIG, TOKENIZER = "model.safetensors", "config.json", "tokenizer.json"
 
@@ -47,8 +50,9 @@ class LoadedModel:
         from lmzip.models.qmodel import ARITH, exact_predictor
 
         key = (device, arith or ARITH)
-        if key not in self._exact:
-            self._exact[key] = exact_predictor(self.predictor, *key)
+        with _BUILDING:  # groups in threads ask at once: one builds it
+            if key not in self._exact:
+                self._exact[key] = exact_predictor(self.predictor, *key)
         return self._exact[key]
 
 

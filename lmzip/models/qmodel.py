@@ -92,6 +92,9 @@ def _layer(b, q: exact.Quant, device: str) -> _Layer:
                   QLinear(b.mlp.down.weight, b.mlp.down.bias, quant=q).to(device))
 
 
+REPRIME_POSITIONS = 2048  # positions of one re-priming pass (128 rows x 128 at once held ~650 MiB)
+
+
 @dataclass
 class ExactGPTState:
     """KV caches per layer [B, Hkv, W, hd] (integers in 1/2^QK_BITS, at most 2^20: float32 holds them
@@ -193,7 +196,11 @@ class ExactGPT(ExactPredictor):
             keep = ctx // 2
             idx = st.hist[:, -keep:].clone()
             idx[:, 0] = self.bos
-            self._forward(idx, st, 0)
+            rows = max(1, REPRIME_POSITIONS // keep)  # a few rows a pass: the same integers in bounded memory
+            for a in range(0, idx.shape[0], rows):
+                part = ExactGPTState([k[a : a + rows] for k in st.k], [v[a : a + rows] for v in st.v],
+                                     st.hist[a : a + rows])
+                self._forward(idx[a : a + rows], part, 0)
             st.hist[:, :keep] = idx
             st.pos = keep
 

@@ -140,3 +140,21 @@ def test_learning_while_coding_does_not_depend_on_the_thread_count(gpt_model):
     two = codec.encode(TEXT[:300], gpt_model, replace(settings, threads=2))[0]
     assert one == two and head.arith == 4
     assert codec.decode(*fmt.unpack(two), gpt_model) == TEXT[:300]
+
+
+def test_re_priming_a_few_rows_at_a_time_gives_the_same_counts(gpt_model, monkeypatch):
+    """The window's re-priming pass, cut into passes of a few rows (bounded memory), gives the integers
+    of one pass over every row."""
+    from lmzip.models import qmodel
+
+    ep = gpt_model.exact_for("cpu")
+    feed = torch.tensor([list(TEXT[i : i + 40]) for i in range(0, 200, 40)])
+    feed[:, 0] = ep.bos
+
+    def counts(positions: int) -> torch.Tensor:
+        monkeypatch.setattr(qmodel, "REPRIME_POSITIONS", positions)
+        with torch.inference_mode():
+            return torch.cat([ep.steps(feed[:, a : a + 8], st)[0] for st in [ep.start(5)] for a in range(0, 40, 8)],
+                             dim=1)
+
+    assert ep.cfg.context == 16 and torch.equal(counts(1 << 20), counts(16))  # 5 rows at once; 2 rows a pass

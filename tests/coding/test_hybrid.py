@@ -191,3 +191,19 @@ def test_the_mixed_coder_runs_on_where_it_wins(bpe_model, monkeypatch):
     where = _gave_up(monkeypatch)
     heads = _frames(TEXT, bpe_model, block_size=8192)
     assert [h.hybrid for h in heads] == [True] and not where
+
+
+def test_a_block_counting_codes_to_almost_nothing_never_runs_the_model(gpt_model, monkeypatch):
+    """100 KB of zeros: counting writes a few dozen bytes, so the mixed coder (which could gain at most
+    those) never runs; text the model can win on still runs it."""
+    ran = []
+    real = codec.encode
+    monkeypatch.setattr(codec, "encode", lambda *a, **k: ran.append(1) or real(*a, **k))
+    for data, model_ran in ((bytes(100_000), False), (TEXT, True)):
+        ran.clear()
+        out = io.BytesIO()
+        totals = stream.compress_stream(io.BytesIO(data), out, gpt_model, Settings(mix=True))
+        assert bool(ran) is model_ran and (model_ran or totals.first.counting)
+        got = io.BytesIO()
+        stream.decompress_stream(io.BytesIO(out.getvalue()), got, lambda h: gpt_model)
+        assert got.getvalue() == data
