@@ -140,17 +140,25 @@ class ExactGPT(ExactPredictor):
         y = torch.cat([x1 * cs - x2 * sn, x1 * sn + x2 * cs], dim=-1)  # exact: < 2^53
         return torch.round(y / (1 << (ROT_BITS + FRAC - QK_BITS))).clamp(-QK_CLAMP, QK_CLAMP)
 
+    def _cache(self, layer: _Layer, x: Tensor, st: ExactGPTState, i: int, p0: int) -> Tensor:
+        """Write the k, v of T new positions p0.. (x [B, T, C]) into layer ``i``'s cache; returns their q
+        [B, H, T, hd], not yet rotated."""
+        c, hd = self.cfg, self.hd
+        B, T, _ = x.shape
+        H, Hkv = c.n_head, c.n_kv_head
+        q, k, v = layer.qkv(x).split([H * hd, Hkv * hd, Hkv * hd], -1)
+        k = self._rotate(k.view(B, T, Hkv, hd).transpose(1, 2), p0)
+        v = torch.round(v.view(B, T, Hkv, hd).transpose(1, 2) / (1 << (FRAC - QK_BITS))).clamp(-QK_CLAMP, QK_CLAMP)
+        st.k[i][:, :, p0 : p0 + T] = k
+        st.v[i][:, :, p0 : p0 + T] = v
+        return q.view(B, T, H, hd).transpose(1, 2)
+
     def _attend(self, layer: _Layer, x: Tensor, st: ExactGPTState, i: int, p0: int) -> Tensor:
         """Attention of T new positions p0.. (x [B, T, C]) over the cache; writes their k, v."""
         c, hd = self.cfg, self.hd
         B, T, _ = x.shape
         H, Hkv = c.n_head, c.n_kv_head
-        q, k, v = layer.qkv(x).split([H * hd, Hkv * hd, Hkv * hd], -1)
-        q = self._rotate(q.view(B, T, H, hd).transpose(1, 2), p0)
-        k = self._rotate(k.view(B, T, Hkv, hd).transpose(1, 2), p0)
-        v = torch.round(v.view(B, T, Hkv, hd).transpose(1, 2) / (1 << (FRAC - QK_BITS))).clamp(-QK_CLAMP, QK_CLAMP)
-        st.k[i][:, :, p0 : p0 + T] = k
-        st.v[i][:, :, p0 : p0 + T] = v
+        q = self._rotate(self._cache(layer, x, st, i, p0), p0)
         L = p0 + T
         G = H // Hkv  # query heads per kv head (head h reads kv head h // G)
         if exact.FAST and x.device.type == "cpu":  # the same integers, one compiled pass
@@ -170,12 +178,16 @@ class ExactGPT(ExactPredictor):
         o = o.view(B, Hkv, G, T, hd).reshape(B, H, T, hd).transpose(1, 2).reshape(B, T, H * hd)
         return layer.proj(o)
 
-    def _forward(self, idx: Tensor, st: ExactGPTState, p0: int) -> Tensor:
-        """Positions p0.. of every stream (idx [B, T]); returns their hidden states [B, T, C]."""
+    def _forward(self, idx: Tensor, st: ExactGPTState, p0: int, out: bool = True) -> Tensor | None:
+        """Positions p0.. of every stream (idx [B, T]); returns their hidden states [B, T, C] (``out``
+        False: only the caches are filled, and the last layer stops at its k, v, all that is kept)."""
         x = self.emb[idx]
         if self.wpe is not None:
             x = x + self.wpe[p0 : p0 + idx.shape[1]]  # integers: exact
         for i, layer in enumerate(self.layers):
+            if not out and i == len(self.layers) - 1:
+                self._cache(layer, x, st, i, p0)
+                return None
             x = x + self._attend(layer, x, st, i, p0)
             x = x + layer.down(self._mlp(layer.up(x)))
         return x
@@ -200,7 +212,7 @@ class ExactGPT(ExactPredictor):
             for a in range(0, idx.shape[0], rows):
                 part = ExactGPTState([k[a : a + rows] for k in st.k], [v[a : a + rows] for v in st.v],
                                      st.hist[a : a + rows])
-                self._forward(idx[a : a + rows], part, 0)
+                self._forward(idx[a : a + rows], part, 0, out=False)
             st.hist[:, :keep] = idx
             st.pos = keep
 
