@@ -33,7 +33,7 @@ def trace(paths: list[str], out: Path, model_name: str) -> None:
 
     def code(self, t, rows, counts):  # the real step, then where the group stands
         if not hasattr(self, "_trace"):
-            text = self.budget.text if self.budget is not None else 0  # CRLF folded: the bytes the model codes
+            text = self.race.budget.text if self.race is not None else 0  # CRLF folded: the bytes the model codes
             self._trace = {"bytes": getattr(self, "bytes", 0), "text": text, "steps": [], "end": "done"}
             groups.append(self._trace)
         try:
@@ -74,46 +74,47 @@ def trace(paths: list[str], out: Path, model_name: str) -> None:
                       f"({row['count_s']:.1f} s + {row['mixed_s']:.1f} s)", flush=True)
 
 
-def decide(row: dict, start: tuple[int, int], lead: int, slack: int) -> tuple[int, float, bool]:
-    """What a block costs under the rule "from ``start`` of each group on, give up once the group's bytes
-    pass (100 - lead)% of counting's for as many bytes plus ``slack``" (today: (1, 8), -4, 64), replayed
-    on its trace: (frame bytes, the mixed coder's seconds, whether the mixed frame was kept)."""
+def decide(row: dict, start: tuple[int, int], lead: int, slack: int) -> tuple[int | None, float, bool]:
+    """What a block costs under the rule "from ``start`` of the block on, the groups stepping together,
+    give up once their bytes pass (100 - lead)% of what counting paid for the same bytes plus ``slack``"
+    (lmzip.coding.hybrid.Race and Budget), replayed on its trace (whose groups ran one after another):
+    (frame bytes, the mixed coder's seconds, whether the mixed frame was kept); None where the trace
+    stopped before the rule would have."""
     from lmzip.coding.hybrid import Budget
 
     if row["counted"] is None or not row["groups"]:
         return (row["mixed"] or row["counted"] or row["length"]), row["mixed_s"], row["mixed"] is not None
     marks = np.asarray(row["marks"], dtype=np.int64)
-    spent = 0.0
-    for g in row["groups"]:
-        b = Budget(row["counted"], marks if marks[-1] else None, row["length"], g["text"], start, 0, 0)
-        for done, out, sec in g["steps"]:
-            if out > b.size:
-                return row["counted"], sec, False
-            if b.marks is not None and done * start[1] >= start[0] * g["bytes"] and \
-                    out * 100 > (100 - lead) * b.counted(done) + 100 * slack:
-                return row["counted"], sec, False
-        spent = g["steps"][-1][2] if g["steps"] else spent
-        if g["end"] == "over":  # gave up under today's rule at a point this rule let pass: it has no more
-            return None, spent, False
+    text = row["groups"][0]["text"]
+    b = Budget(row["counted"], marks if marks[-1] else None, row["length"], text, start, lead, slack)
+    groups, began = row["groups"], [0.0]
+    for g in groups[:-1]:
+        began.append(g["steps"][-1][2] if g["steps"] else began[-1])
+    sizes = [g["bytes"] for g in groups]
+    for k in range(max(len(g["steps"]) for g in groups)):
+        at = [g["steps"][min(k, len(g["steps"]) - 1)] for g in groups]
+        if b.over([o for _, o, _ in at], [d for d, _, _ in at], sizes):
+            return row["counted"], sum(s - t0 for (_, _, s), t0 in zip(at, began, strict=True)), False
+    if any(g["end"] == "over" for g in groups):  # gave up under the traced rule where this one goes on
+        return None, row["mixed_s"], False
     mixed, counted = row["mixed"], row["counted"]
     return (min(mixed, counted) if mixed else counted), row["mixed_s"], bool(mixed and mixed < counted)
 
 
 def replay(paths: list[str], rules: list[tuple]) -> None:
-    """Each rule's total bytes, worst file against today's, and the mixed coder's share of the time."""
+    """Each rule's total bytes, worst file against the traced run's, and the mixed coder's share of the time."""
     rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines() if line.strip()]
-    base = {}
-    for r in rows:
-        base.setdefault(r["file"], 0)
-        base[r["file"]] += decide(r, (1, 8), -4, 64)[0]
+    base: dict[str, int] = {}
+    for r in rows:  # what the traced run wrote: the smaller frame
+        base[r["file"]] = base.get(r["file"], 0) + min(n for n in (r["mixed"], r["counted"]) if n)
     total_base = sum(base.values())
-    print(f"{len(base)} files, {len(rows)} blocks; today's rule {total_base:,} bytes")
+    print(f"{len(base)} files, {len(rows)} blocks; the traced run wrote {total_base:,} bytes")
     for start, lead, slack in rules:
         sizes, secs, count_s, worst, slow = {}, 0.0, 0.0, (0.0, ""), []
         for r in rows:
             size, sec, kept = decide(r, start, lead, slack)
-            if size is None:  # today's trace stopped where this rule goes on: unknown, count it as today
-                size, sec, kept = decide(r, (1, 8), -4, 64)
+            if size is None:  # the trace stopped where this rule goes on: unknown, count it as the trace's
+                size, sec, kept = r["counted"], r["mixed_s"], False
             sizes[r["file"]] = sizes.get(r["file"], 0) + size
             secs += sec
             count_s += r["count_s"]
@@ -140,8 +141,7 @@ def main() -> None:
     if args.cmd == "trace":
         trace(args.files, Path(args.out), args.model)
     else:
-        rules = [((1, 8), -4, 64)] + [((1, b), lead, slack) for b in (64, 32, 16)
-                                      for lead in (-2, 0, 1, 2) for slack in (32, 64, 128)]
+        rules = [((1, b), lead, slack) for b in (64, 32, 16) for lead in (-2, 0, 1, 2) for slack in (32, 64, 128)]
         replay(args.traces, rules)
 
 

@@ -156,14 +156,19 @@ def trace(data: bytes, model: LoadedModel, settings: Settings, visit: Visit,
 
 
 def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, settings: Settings, original: int,
-                  budget: hybrid.Budget | None = None, progress: Progress | None = None) -> tuple[bytes, float]:
+                  race: tuple[hybrid.Race, int] | None = None,
+                  progress: Progress | None = None) -> tuple[bytes, float]:
     """Code one group of segments: its range-coder words (or with mix, its counting-mixed coder's
     bytes) and the bits the coder paid (``original``: the block's length, which bounds a segment's;
-    ``budget``: with mix, when to give up, hybrid.OverBudget)."""
+    ``race``: with mix, the block's groups racing counting, and this group's number: hybrid.OverBudget)."""
     if settings.mix:
-        mixed = hybrid.GroupCoder(model, lengths, settings.mix_level, original, known=segs, budget=budget)
-        with computation(settings):
-            _lockstep(model, lengths, settings, mixed.code, progress, known=segs)
+        try:
+            mixed = hybrid.GroupCoder(model, lengths, settings.mix_level, original, known=segs, race=race)
+            with computation(settings):
+                _lockstep(model, lengths, settings, mixed.code, progress, known=segs)
+        finally:
+            if race is not None:
+                race[0].leave(race[1])
         payload = mixed.finish()
         return payload, 8.0 * len(payload)
     enc, bits = Encoder(), [0.0]
@@ -231,11 +236,14 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     segs, bounds = layout.segments(np.asarray(tokens)), layout.bounds()
     workers = workers or parallel.default_workers()
     settings = with_threads(settings, min(workers, head.groups))
-    if budget is not None and crlf:  # the model codes the folded text: its bytes map onto the block's
-        budget = replace(budget, text=max(1, len(text)))
-    tasks = [(segs[a:b], layout.lengths[a:b], settings, len(data), budget) for a, b in bounds]
+    race = None
+    if budget is not None:  # the groups step together, judged as one (CRLF folded: the text's bytes)
+        race = hybrid.Race(replace(budget, text=max(1, len(text))) if crlf else budget, len(bounds), workers)
+    tasks = [(segs[a:b], layout.lengths[a:b], settings, len(data), race and (race, i))
+             for i, (a, b) in enumerate(bounds)]
     try:
-        results = parallel.map_groups(_encode_group, model, tasks, workers, progress, _sizes(layout.lengths, bounds))
+        results = parallel.map_groups(_encode_group, model, tasks, workers, progress, _sizes(layout.lengths, bounds),
+                                      together=race is not None)
     except hybrid.OverBudget:
         return None
     payload = join_streams([r[0] for r in results])

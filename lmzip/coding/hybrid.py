@@ -8,6 +8,7 @@ payload is that coder's bytes. The tables are those of a counting level (the hea
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -59,23 +60,26 @@ PROFILE = 64  # the counted block's cost profile: its payload's length after eve
 
 @dataclass(frozen=True)
 class Budget:
-    """When a group of the mixed coder gives up on its block (the stream then keeps the block counted):
-    once its bytes pass the whole counted payload's (``size``), or, from the first 16th of the group on,
-    once they are not ahead of what counting paid for as many bytes of the block by ``lead`` percent
-    (less ``slack`` bytes, which small blocks need) (``marks``: counting's profile, PROFILE lengths,
-    over a block of ``length`` bytes; ``text``: the bytes the model codes, where CRLF folding made them
-    fewer). The mixed coder is ~10x slower than counting, so where it only ties (text the model has not
-    seen: Russian, Chinese, Japanese, code, tables, binaries) it stops early instead of coding the block
-    to a narrow loss; replayed on traces of the 42 bench files and the kinds set (benchmarks/mix_trace.py),
+    """When the mixed coder gives up on a block (the stream then keeps the block counted): once the
+    groups' bytes together pass the whole counted payload's (``size``), or, from the first 16th of the
+    block on, once they are not ahead of what counting paid for the same bytes of the block by ``lead``
+    percent (less ``slack`` bytes, which small blocks need). Each group is held against counting's cost
+    over its own stretch of the block (``marks``: counting's profile, PROFILE lengths, over a block of
+    ``length`` bytes; ``text``: the bytes the model codes, where CRLF folding made them fewer): a later
+    group starts its counting models cold where counting alone had learned the block so far, and pays
+    for it (calgary/news: the second of two groups 54% behind counting at its 16th, the first 6% ahead).
+    The mixed coder is ~10x slower than counting, so where it only ties (text the model has not seen:
+    Russian, Chinese, Japanese, code, tables, binaries) it stops early instead of coding the block to a
+    narrow loss; replayed on traces of the 42 bench files and the kinds set (benchmarks/mix_trace.py),
     no block the mixed coder won was given up. Integers only: every machine decides alike."""
 
     size: int
     marks: np.ndarray | None = None
     length: int = 0
     text: int = 0
-    start: tuple[int, int] = (1, 16)  # judged from this part of the group on (from a 64th on, Wikipedia's
+    start: tuple[int, int] = (1, 16)  # judged from this part of the block on (from a 64th on, Wikipedia's
     # XML header made enwik5's group give up a block the model wins by 24%)
-    lead: int = 1  # percent below counting's cost the group must keep
+    lead: int = 1  # percent below counting's cost the groups must keep
     slack: int = 64  # bytes
 
     def counted(self, done: int) -> int:
@@ -90,25 +94,85 @@ class Budget:
         hi = int(self.marks[min(j, k - 1)])
         return lo + (hi - lo) * frac // n
 
-    def over(self, out: int, done: int, group: int) -> bool:
-        """Whether a group of ``group`` bytes, ``done`` of them coded into ``out`` bytes, gives up."""
+    def over(self, outs: list[int], dones: list[int], groups: list[int]) -> bool:
+        """Whether groups of ``groups`` bytes each, ``dones`` of them coded into ``outs`` bytes, give up."""
+        out = sum(outs)
         if out > self.size:
             return True
-        if self.marks is None or not self.length or done * self.start[1] < self.start[0] * group:
+        if self.marks is None or not self.length or sum(dones) * self.start[1] < self.start[0] * sum(groups):
             return False
-        return out * 100 > (100 - self.lead) * self.counted(done) + 100 * self.slack
+        paid, at = 0, 0
+        for done, group in zip(dones, groups, strict=True):
+            paid += self.counted(at + done) - self.counted(at)
+            at += group
+        return out * 100 > (100 - self.lead) * paid + 100 * self.slack
+
+
+class Race:
+    """A block's groups under one budget, stepping together: each codes one step, then waits for the
+    others (at most ``workers`` compute at once, so one core takes them in turns), and the budget judges
+    them all after every round. The rounds make the verdict the same however the threads are scheduled,
+    and a block's losing group is seen at its 16th, not after the groups before it ran to their end."""
+
+    def __init__(self, budget: Budget, groups: int, workers: int):
+        self.budget, self.alive, self.arrived, self.round, self.given_up = budget, groups, 0, 0, False
+        self.outs, self.dones, self.sizes = [0] * groups, [0] * groups, [0] * groups
+        self.holding = [False] * groups
+        self.turns, self.cond = threading.Semaphore(max(1, workers)), threading.Condition()
+
+    def join(self, i: int, size: int) -> None:
+        """Group ``i`` of ``size`` bytes starts: it waits for a turn to compute."""
+        self.sizes[i] = size
+        self.turns.acquire()
+        self.holding[i] = True
+
+    def arrive(self, i: int, out: int, done: int) -> bool:
+        """Group ``i`` coded a step (``done`` bytes into ``out``): waits for the round's end, and for a
+        turn to compute the next step; True where the block is given up."""
+        self.holding[i] = False
+        self.turns.release()
+        with self.cond:
+            self.outs[i], self.dones[i] = out, done
+            self.arrived += 1
+            now = self.round
+            if self.arrived >= self.alive:
+                self._end_round()
+            else:
+                self.cond.wait_for(lambda: self.round != now)
+            if self.given_up:
+                return True
+        self.turns.acquire()
+        self.holding[i] = True
+        return False
+
+    def leave(self, i: int) -> None:
+        """Group ``i`` is done (finished, gave up or failed): the rounds go on without it."""
+        if self.holding[i]:
+            self.holding[i] = False
+            self.turns.release()
+        with self.cond:
+            self.alive -= 1
+            if self.alive and self.arrived >= self.alive:
+                self._end_round()
+
+    def _end_round(self) -> None:
+        self.given_up = self.given_up or self.budget.over(self.outs, self.dones, self.sizes)
+        self.arrived, self.round = 0, self.round + 1
+        self.cond.notify_all()
 
 
 class GroupCoder:
     """One group's mixed coder: `code(t, rows, counts)` as codec._lockstep calls it."""
 
     def __init__(self, model, lengths: np.ndarray, level: int, original_length: int,
-                 payload: bytes | None = None, known: np.ndarray | None = None, budget: Budget | None = None):
+                 payload: bytes | None = None, known: np.ndarray | None = None,
+                 race: tuple[Race, int] | None = None):
         from lmzip.cm import hybrid
 
         self.h, self.v = hybrid, vocab_of(model.tokenizer, outputs(model))
-        self.encoding, self.known, self.budget = payload is None, known, budget
-        if budget is not None:  # the group's bytes, and how many of them are coded
+        self.encoding, self.known = payload is None, known
+        self.race, self.group = race if race is not None else (None, 0)
+        if self.race is not None:  # the group's bytes, and how many of them are coded
             size = self.v.slen[self.v.rank]  # token id -> its bytes
             self.size, self.done = size, 0
             self.bytes = sum(int(size[known[i, : lengths[i]]].sum()) for i in range(len(lengths)))
@@ -119,6 +183,8 @@ class GroupCoder:
         else:
             self.out, self.src = np.zeros(1, dtype=np.uint8), np.frombuffer(payload, dtype=np.uint8)
             hybrid.start(self.state, self.src)
+        if self.race is not None:
+            self.race.join(self.group, self.bytes)
 
     def code(self, t: int, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Code the tokens of ``rows`` at step ``t`` (encoding: from ``known``) and return them."""
@@ -130,9 +196,9 @@ class GroupCoder:
             raise IntegrityError("corrupt data (a segment decoded to more bytes than it can hold)")
         if self.encoding and not np.array_equal(toks, want):  # a token of no bytes cannot be coded this way
             raise Unmixable("a token could not be coded by its bytes")
-        if self.budget is not None:
+        if self.race is not None:
             self.done += int(self.size[want].sum())
-            if self.budget.over(int(self.state.coder[3]), self.done, self.bytes):
+            if self.race.arrive(self.group, int(self.state.coder[3]), self.done):
                 raise OverBudget
         if not self.encoding and self.state.coder[3] > len(self.src) + 16:
             raise IntegrityError("corrupt data (the coded bytes ran out before the last token)")

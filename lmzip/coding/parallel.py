@@ -41,13 +41,16 @@ class _Groups:
 
 
 def map_groups(fn: Callable, model, tasks: list[tuple], workers: int, progress=None,
-               sizes: list[int] | None = None) -> list[Any]:
-    """``[fn(model, *task, progress) for task in tasks]``, up to ``workers`` at once in threads.
+               sizes: list[int] | None = None, together: bool = False) -> list[Any]:
+    """``[fn(model, *task, progress) for task in tasks]``, up to ``workers`` at once in threads
+    (``together``: every task in a thread of its own, which take turns: lmzip.coding.hybrid.Race).
 
     ``progress`` sees the sum over the groups (``sizes``: each group's total), reported from this
     thread. Where a group raises (a give-up, corrupt data) or this thread is interrupted (Ctrl-C, a
     signal's exception), the other groups stop at their next step and the first error is raised."""
     sizes = sizes or [0] * len(tasks)
+    if together:
+        workers = len(tasks)
     if workers <= 1 or len(tasks) == 1:
         out = []
         for i, t in enumerate(tasks):

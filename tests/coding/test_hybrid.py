@@ -155,22 +155,27 @@ def test_the_mixed_encoder_gives_up_past_its_budget(bpe_model):
 def test_a_budget_reads_countings_profile():
     b = hybrid.Budget(1000, np.array([100, 150, 180, 200]), 400)  # counting's payload after 100, 200, 300, 400 bytes
     assert [b.counted(d) for d in (0, 50, 100, 150, 250, 400, 999)] == [0, 50, 100, 125, 165, 200, 200]
-    assert not b.over(out=1000, done=1, group=100)  # before the first 16th of the group: only the size counts
-    assert b.over(out=1001, done=1, group=100)
-    assert not b.over(out=100 - 1 + 64, done=100, group=200)  # 1% ahead of counting, less the slack (64 bytes)
-    assert b.over(out=100 - 1 + 65, done=100, group=200)
-    assert not hybrid.Budget(1000).over(out=999, done=100, group=200)  # no profile: only the size
+    assert not b.over([1000], [1], [100])  # before the first 16th of the block: only the size counts
+    assert b.over([1001], [1], [100])
+    assert not b.over([100 - 1 + 64], [100], [200])  # 1% ahead of counting, less the slack (64 bytes)
+    assert b.over([100 - 1 + 65], [100], [200])
+    assert not hybrid.Budget(1000).over([999], [100], [200])  # no profile: only the size
+    # two groups of 200 bytes, 100 of each coded: the second is held against what counting paid for the
+    # block's bytes 200..300 (180 - 150), not its first 100 (100): 130 in all, 1% of it 1.3 bytes
+    assert not b.over([100, 92], [100, 100], [200, 200])  # 192 <= 0.99 * 130 + 64
+    assert b.over([100, 93], [100, 100], [200, 200])
+    assert b.over([600, 401], [100, 100], [200, 200])  # together past the counted payload
     folded = hybrid.Budget(1000, b.marks, 400, text=200)  # CRLF folding left 200 bytes for the model to code
     assert [folded.counted(d) for d in (50, 100, 125, 200)] == [100, 150, 165, 200]  # where as many block bytes lie
 
 
 def _gave_up(monkeypatch) -> list[float]:
-    """Where each group of the mixed coder gave up, as parts of the group."""
+    """Where the mixed coder gave up, as parts of the block."""
     where, over = [], hybrid.Budget.over
 
-    def spy(self, out, done, group):
-        if over(self, out, done, group):
-            where.append(done / group)
+    def spy(self, outs, dones, groups):
+        if over(self, outs, dones, groups):
+            where.append(sum(dones) / sum(groups))
             return True
         return False
 
@@ -207,3 +212,43 @@ def test_a_block_counting_codes_to_almost_nothing_never_runs_the_model(gpt_model
         got = io.BytesIO()
         stream.decompress_stream(io.BytesIO(out.getvalue()), got, lambda h: gpt_model)
         assert got.getvalue() == data
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_race_gives_up_every_group_in_the_same_round(workers):
+    """The groups step in rounds; the budget judges all of them after each: both stop in round 4,
+    where the second passes the size, however many compute at once; a group that ends early leaves
+    the race without holding up the others."""
+    import threading
+
+    race = hybrid.Race(hybrid.Budget(1000), 3, workers)
+    stopped: dict[int, int] = {}
+
+    def group(i: int, outs: list[int]) -> None:
+        race.join(i, 100)
+        try:
+            for step, out in enumerate(outs):
+                if race.arrive(i, out, step + 1):
+                    stopped[i] = step
+                    return
+        finally:
+            race.leave(i)
+
+    runs = [[5 * s for s in range(10)], [5, 10, 15, 20, 990, 995], [1, 2]]  # round 4: 20 + 990 > 1000
+    threads = [threading.Thread(target=group, args=(i, outs)) for i, outs in enumerate(runs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not any(t.is_alive() for t in threads) and stopped == {0: 4, 1: 4}
+
+
+def test_two_groups_decide_alike_side_by_side_and_in_turns(bpe_model):
+    """The block's verdict and bytes do not depend on how many groups compute at once."""
+    data = TEXT * 3 + " ".join(str(i * i % 9973) for i in range(400)).encode()  # text, then numbers
+    st = Settings(mix=True, segment=60, groups=2)
+    counted = stream.counted_instead(data, st, 0, True, marks := np.zeros(hybrid.PROFILE, dtype=np.int64))[0]
+    for size in (len(counted), 10 * len(counted)):
+        budget = hybrid.Budget(size, marks, len(data))
+        one, two = (codec.encode(data, bpe_model, st, workers=w, budget=budget) for w in (1, 2))
+        assert (one is None) == (two is None) and (one is None or one[0] == two[0])
