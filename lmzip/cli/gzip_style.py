@@ -12,8 +12,6 @@ where it prints the help. A file named like a subcommand is written ``./test`` o
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from lmzip.cli import ui
@@ -109,34 +107,3 @@ def _scan(args: list[str], takes_value: set[str], drop: set[str]) -> tuple[set[s
         if kept:
             rest.append("-" + kept)
     return modes, rest
-
-
-class Alias(click.Command):
-    """A command that runs ``lmzip PREFIX ARGS`` through the gzip front end (``unlmz``, ``lmzcat``)."""
-
-    def __init__(self, name: str, prefix: list[str], help: str):
-        super().__init__(name, help=help, add_help_option=False)
-        self.prefix = prefix
-
-    def main(self, args=None, prog_name=None, **extra):  # type: ignore[override]
-        """Run ``lmzip PREFIX ARGS`` (``ARGS``: the command line's, unless given)."""
-        from lmzip.cli.main import main as lmzip
-
-        args = sys.argv[1:] if args is None else list(args)
-        return lmzip.main([*self.prefix, *args], prog_name="lmzip", **extra)
-
-
-def level_options(f):
-    """-1 … -9: the levels of lmzip.levels (one parameter, ``level``; None without one)."""
-    from lmzip.levels import LEVELS
-
-    for n in sorted(LEVELS, reverse=True):
-        lv = LEVELS[n]
-        what = f"{lv.model} {lv.flags}".strip()
-        f = click.option(f"-{n}", "level", flag_value=n, help=f"Level {n}: {what}" + (
-            " (fastest)" if n == 1 else " (smallest)" if n == 9 else "") + ".")(f)
-    return f
-
-
-unlmz = Alias("unlmz", ["-d"], "Decompress FILES (or standard input): lmzip -d, as gunzip.")
-lmzcat = Alias("lmzcat", ["-dc"], "Decompress FILES (or standard input) to standard output: lmzip -dc, as zcat.")

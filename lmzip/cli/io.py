@@ -226,3 +226,15 @@ def parse_size(text: str | None) -> int | None:
     if not (digits.isascii() and digits.isdigit()):
         raise LmzipError(f"--block-size: {text!r} is not a size such as 4M or 65536")
     return int(digits) * scale
+
+
+def level_options(f):
+    """-1 … -9: the levels of lmzip.levels (one parameter, ``level``; None without one)."""
+    from lmzip.levels import LEVELS
+
+    for n in sorted(LEVELS, reverse=True):
+        lv = LEVELS[n]
+        what = f"{lv.model} {lv.flags}".strip()
+        f = click.option(f"-{n}", "level", flag_value=n, help=f"Level {n}: {what}" + (
+            " (fastest)" if n == 1 else " (smallest)" if n == 9 else "") + ".")(f)
+    return f

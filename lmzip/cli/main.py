@@ -11,13 +11,14 @@ import click
 
 from lmzip import __version__, files
 from lmzip.cli import ui
-from lmzip.cli.gzip_style import GzipGroup, level_options
+from lmzip.cli.gzip_style import GzipGroup
 from lmzip.cli.io import (
     COMPRESS,
     DECOMPRESS,
     IoOptions,
     each,
     io_options,
+    level_options,
     no_progress_option,
     parse_size,
     ray_address,
