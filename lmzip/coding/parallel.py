@@ -9,6 +9,8 @@ compiled loops (1,122 MiB against 1,453 MiB summed)."""
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -38,6 +40,21 @@ class _Groups:
 
     def run(self, fn: Callable, model, task: tuple, i: int) -> Any:
         return fn(model, *task, self.callback(i))
+
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+
+
+@functools.lru_cache(maxsize=1)
+def one_arena() -> None:
+    """Let every thread allocate from this process's one malloc arena, as a single thread does (lmzip
+    calls it on import, before torch starts its threads): glibc gives each new thread an arena of its
+    own, which keeps the memory freed in it (two groups of 2 MB of Chinese text at the default: 1,077
+    MiB peak against 1,163; the same speed). Not glibc: nothing."""
+    try:
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)
+    except (OSError, AttributeError):  # pragma: no cover - another C library
+        pass
 
 
 def map_groups(fn: Callable, model, tasks: list[tuple], workers: int, progress=None,
