@@ -1,9 +1,11 @@
 """Peak memory of `lmzip compress` and `decompress` against the input size: it must follow the block
-size, not the input. Each run is one CLI process (default options: its workers too); the peak is the
-largest sum of the resident memory of the process and all its children, sampled every 50 ms from /proc.
+size, not the input. Each run is one CLI process (default options; its groups run in its threads); the
+peak is the largest sum of the resident memory of the process and any children, sampled every 50 ms
+from /proc.
 
     .venv/bin/python benchmarks/memory.py            # 1 GB of random bytes; 2 MB and 20 MB of English text
     .venv/bin/python benchmarks/memory.py --text-only
+    .venv/bin/python benchmarks/memory.py --levels 1,2,3,4,5 [--level-bytes N]   # each level on one block
 
 The text is the start of ../shared/corpora/train/en/gutenberg_train.txt (a memory test: the model
 learned from it, so its bits per byte say nothing). Writes benchmarks/results/memory.{json,md}.
@@ -65,9 +67,9 @@ def run(args: list[str]) -> tuple[float, int]:
     return time.perf_counter() - t0, peak
 
 
-def measure(name: str, src: Path, d: Path) -> dict:
+def measure(name: str, src: Path, d: Path, level: int | None = None) -> dict:
     lmz, back = d / (src.name + ".lmz"), d / (src.name + ".out")
-    tc, mc = run(["compress", "-q", "-f", "-o", str(lmz), str(src)])
+    tc, mc = run(["compress", "-q", "-f", *([f"-{level}"] if level else []), "-o", str(lmz), str(src)])
     td, md = run(["decompress", "-q", "-f", "-o", str(back), str(lmz)])
     same = subprocess.run(["cmp", "-s", str(src), str(back)]).returncode == 0
     blocks = json.loads(subprocess.run([sys.executable, "-m", "lmzip", "list", "--json", str(lmz)], cwd=ROOT,
@@ -85,10 +87,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--text-only", action="store_true")
     ap.add_argument("--tmp", default=None, help="where the inputs and outputs go (needs ~3 GB for 1 GB)")
+    ap.add_argument("--levels", help="instead: these levels (comma-separated) on --level-bytes of the text")
+    ap.add_argument("--level-bytes", type=int, default=4_194_304, help="one whole block by default")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         d = Path(tmp)
+        if args.levels:
+            src = d / f"text-{args.level_bytes}"
+            with open(TEXT, "rb") as f:
+                src.write_bytes(f.read(args.level_bytes))
+            for lv in args.levels.split(","):
+                rows.append(measure(f"{args.level_bytes:,} bytes of English text, -{lv}", src, d, int(lv)))
+            write(rows)
+            return
         if not args.text_only:
             rnd = d / "random-1GB"
             with open(rnd, "wb") as f:
@@ -112,7 +124,8 @@ def write(rows: list[dict]) -> None:
     rows = [new.pop(r["input"], r) for r in old] + list(new.values())
     (out / "memory.json").write_text(json.dumps({"rows": rows}, indent=1) + "\n")
     lines = ["Peak memory against input size (benchmarks/memory.py): one `lmzip compress` and one `lmzip decompress` "
-             "process each, default options, peak of the summed resident memory of the process and its workers.", "",
+             "process each, default options unless a level is named, peak of the summed resident memory of the process "
+             "and any children.", "",
              "| input | bytes | blocks | compressed | compress s | decompress s | compress peak MiB | "
              "decompress peak MiB | verified |", "|---|---:|---:|---:|---:|---:|---:|---:|:-:|"]
     for r in rows:

@@ -92,6 +92,7 @@ def _layer(b, q: exact.Quant, device: str) -> _Layer:
                   QLinear(b.mlp.down.weight, b.mlp.down.bias, quant=q).to(device))
 
 
+HEAD_POSITIONS = 256  # positions whose counts the encoder's passes compute at once (128 rows x 4: 16 MiB of logits)
 REPRIME_POSITIONS = 512  # positions of one re-priming pass (128 rows x 128 at once held ~650 MiB; 512 at
 # once is as fast as 2,048 and held ~90 MiB less over two groups of 2 MB of Chinese text)
 
@@ -224,6 +225,12 @@ class ExactGPT(ExactPredictor):
         st.pos += 1
         return exact.counts_from_logits(self.head(h)), st
 
+    def _counts(self, h: Tensor) -> Tensor:
+        """The counts of hidden states h [B, T, C], a few rows at a time: the same integers in bounded
+        memory (the head's logits are [rows, T, V] float64)."""
+        rows = max(1, HEAD_POSITIONS // h.shape[1])
+        return torch.cat([exact.counts_from_logits(self.head(h[a : a + rows])) for a in range(0, h.shape[0], rows)])
+
     def steps(self, inputs: Tensor, st: ExactGPTState) -> tuple[Tensor, ExactGPTState]:
         """What T calls of ``step`` return, computed in passes of many positions (the encoder knows
         every input): inputs [B, T] -> counts [B, T, V]. Exact arithmetic makes them the same integers."""
@@ -232,7 +239,7 @@ class ExactGPT(ExactPredictor):
             self._reprime_if_full(st)
             n = min(T - i, self.cfg.context - st.pos)
             st.hist[:, st.pos : st.pos + n] = inputs[:, i : i + n]
-            out.append(exact.counts_from_logits(self.head(self._forward(inputs[:, i : i + n], st, st.pos))))
+            out.append(self._counts(self._forward(inputs[:, i : i + n], st, st.pos)))
             st.pos += n
             i += n
         return torch.cat(out, dim=1), st

@@ -144,7 +144,7 @@ def test_learning_while_coding_does_not_depend_on_the_thread_count(gpt_model):
 
 def test_re_priming_a_few_rows_at_a_time_gives_the_same_counts(monkeypatch):
     """The window's re-priming pass, cut into passes of a few rows (bounded memory) and stopping at the
-    last layer's k, v, gives the integers of one whole pass over every row."""
+    last layer's k, v, and the head's counts a few rows at a time give the integers of whole passes."""
     from lmzip.models import qmodel
     from lmzip.models.checkpoint import from_predictor
     from lmzip.models.model import GPTConfig, build_model
@@ -166,4 +166,6 @@ def test_re_priming_a_few_rows_at_a_time_gives_the_same_counts(monkeypatch):
     assert ep.cfg.context == 16 and torch.equal(counts(1 << 20), few_rows)  # 5 rows at once
     real = qmodel.ExactGPT._forward  # the pass that stops at the last layer's k, v fills the caches alike
     monkeypatch.setattr(qmodel.ExactGPT, "_forward", lambda self, idx, st, p0, out=True: real(self, idx, st, p0))
+    assert torch.equal(counts(16), few_rows)
+    monkeypatch.setattr(qmodel, "HEAD_POSITIONS", 8)  # the head's counts one row (8 positions) at a time
     assert torch.equal(counts(16), few_rows)

@@ -1,0 +1,137 @@
+"""Speed floors (issue 36): each level's speed on every file of the bench and the kinds set, in one
+process and one thread, against `-1` on the same file and the level on alice29.txt.
+
+For each level asked for, every file is compressed and decompressed whole (blocks of 4 MiB, as
+`lmzip compress` cuts them), timed, and checked byte for byte; a warm-up codes a small input first
+so compiled loops and the model load outside the timings. Reports per file the KB/s both ways, the
+frames the level wrote (counted, mixed, coded, stored) and, where every block ended counted, the
+time against `-1`'s; per level the slowest file against the level's speed on alice29.txt. Writes
+benchmarks/results/floor.{json,md}.
+
+    .venv/bin/python benchmarks/kinds_set.py                       # the kinds set, once
+    .venv/bin/python benchmarks/floor.py --levels 1,4              # the default against -1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT.parent / "shared" / "corpora" / "bench"
+KINDS = ROOT / "benchmarks" / "kinds-set"
+ALICE = "canterbury/alice29.txt"
+
+
+def inputs() -> list[tuple[str, Path]]:
+    """The 42 bench files and the kinds set, by name."""
+    files = [(str(p.relative_to(BENCH)), p) for p in sorted(BENCH.rglob("*")) if p.is_file()]
+    files += [(f"kinds/{p.name}", p) for p in sorted(KINDS.iterdir()) if p.is_file() and p.suffix != ".json"]
+    return files
+
+
+def compressor(level: int):
+    from lmzip.api import LMCompressor
+    from lmzip.levels import LEVELS
+
+    lv = LEVELS[level]
+    if lv.model == "cm":
+        return LMCompressor("cm", jobs=1, threads=1)
+    return LMCompressor(lv.model, jobs=1, threads=1, mix=lv.mix, adapt=lv.adapt)
+
+
+def measure(level: int, files: list[tuple[str, Path]]) -> list[dict]:
+    """Every file through ``level``: seconds both ways, frames, checked."""
+    lm = compressor(level)
+    lm.decompress(lm.compress(b"warm-up: the compiled loops and the model load once. " * 200))
+    rows = []
+    for name, path in files:
+        data = path.read_bytes()
+        t0 = time.perf_counter()
+        res = lm.compress_ex(data)
+        t1 = time.perf_counter()
+        back = lm.decompress(res.blob)
+        t2 = time.perf_counter()
+        kinds = sorted({"stored" if h.stored else "counted" if h.counting else "mixed" if h.hybrid else "coded"
+                        for h in res.headers})
+        row = {"level": level, "file": name, "bytes": len(data), "compressed": len(res.blob),
+               "compress_s": round(t1 - t0, 3), "decompress_s": round(t2 - t1, 3), "frames": kinds,
+               "verified": back == data}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def kbps(n: int, s: float) -> float:
+    return n / 1e3 / max(s, 1e-6)
+
+
+def report(rows: list[dict]) -> list[str]:
+    """The table: per level its slowest file against alice29.txt, then every file."""
+    by = {(r["level"], r["file"]): r for r in rows}
+    levels = sorted({r["level"] for r in rows})
+    lines = ["Speed floors (benchmarks/floor.py): every file of the bench and the kinds set, whole, in one "
+             "process and one thread; KB/s = 1000 bytes of input per second.", "",
+             "| level | alice29 KB/s (c / d) | slowest file | its KB/s (c / d) | share of alice29's | "
+             "files under 15 KB/s | counted files: worst time against -1 |", "|---|---|---|---|---|---|---|"]
+    for lv in levels:
+        mine = [r for r in rows if r["level"] == lv]
+        alice = by.get((lv, ALICE))
+        slow = min(mine, key=lambda r: min(kbps(r["bytes"], r["compress_s"]), kbps(r["bytes"], r["decompress_s"])))
+        sc, sd = kbps(slow["bytes"], slow["compress_s"]), kbps(slow["bytes"], slow["decompress_s"])
+        ac, ad = (kbps(alice["bytes"], alice["compress_s"]), kbps(alice["bytes"], alice["decompress_s"])) \
+            if alice else (0.0, 0.0)
+        under = sum(1 for r in mine if min(kbps(r["bytes"], r["compress_s"]),
+                                           kbps(r["bytes"], r["decompress_s"])) < 15 and r["bytes"] >= 10_000)
+        worst = ""
+        if lv != 1:
+            ratios = [((r["compress_s"] / by[(1, r["file"])]["compress_s"]), r["file"]) for r in mine
+                      if r["frames"] == ["counted"] and (1, r["file"]) in by and r["bytes"] >= 10_000]
+            if ratios:
+                x, f = max(ratios)
+                worst = f"{x:.1f}x ({f})"
+        lines.append(f"| -{lv} | {ac:.1f} / {ad:.1f} | {slow['file']} | {sc:.1f} / {sd:.1f} | "
+                     f"{min(sc / ac, sd / ad) if ac else 0:.2f} | {under} | {worst} |")
+    lines += ["", "Files under 10 KB are left out of the last two columns (start-up, not speed, decides there).", "",
+              "| file | bytes | " + " | ".join(f"-{lv} KB/s (c / d), frames" for lv in levels) + " |",
+              "|---|---:|" + "---|" * len(levels)]
+    for name in dict.fromkeys(r["file"] for r in rows):
+        cells = []
+        for lv in levels:
+            r = by.get((lv, name))
+            cells.append("" if r is None else f"{kbps(r['bytes'], r['compress_s']):.1f} / "
+                         f"{kbps(r['bytes'], r['decompress_s']):.1f} {'+'.join(r['frames'])}"
+                         + ("" if r["verified"] else " FAILED"))
+        size = next(r["bytes"] for r in rows if r["file"] == name)
+        lines.append(f"| {name} | {size:,} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--levels", default="1,4")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    args = ap.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)
+    rows = []
+    for lv in (int(x) for x in args.levels.split(",")):
+        rows += measure(lv, inputs())
+    out = Path(args.out)
+    meta = {"cpu": torch.backends.cpu.get_cpu_capability()}
+    from lmzip.arith import exact
+
+    meta["int8_gemm"] = exact.INT8_GEMM
+    (out / "floor.json").write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
+    text = report(rows) + ["", f"CPU capability {meta['cpu']}, int8 GEMM {'on' if meta['int8_gemm'] else 'off'}."]
+    (out / "floor.md").write_text("\n".join(text) + "\n")
+    print("\n".join(text[:8]))
+
+
+if __name__ == "__main__":
+    main()
