@@ -8,10 +8,10 @@ from importlib import metadata as _metadata
 _os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
 
 from lmzip.arith.jitdir import ensure_cache_dir as _ensure_cache_dir  # noqa: E402
-from lmzip.coding.parallel import one_arena as _one_arena  # noqa: E402
+from lmzip.coding.parallel import few_arenas as _few_arenas  # noqa: E402
 
 _ensure_cache_dir()  # before numba loads: a read-only install or an unwritable home still compiles
-_one_arena()  # before torch starts its threads: one malloc arena for them all, and the groups'
+_few_arenas()  # before torch starts its threads: two malloc arenas for all the threads
 
 from lmzip.api import LMCompressor, Result, compress, decompress, inspect  # noqa: E402
 from lmzip.errors import FormatError, IntegrityError, LmzipError, ModelNotFound  # noqa: E402

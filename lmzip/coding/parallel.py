@@ -43,16 +43,17 @@ class _Groups:
 
 
 M_ARENA_MAX = -8  # glibc's mallopt parameter
+ARENAS = 2  # 400 KB of enwik6, two groups: 16.0-17.3 s and 936-968 MiB; one arena 20.1 s (threads wait on its
+# lock), one per thread (glibc's default) 17.5 s and 1,009 MiB
 
 
 @functools.lru_cache(maxsize=1)
-def one_arena() -> None:
-    """Let every thread allocate from this process's one malloc arena, as a single thread does (lmzip
-    calls it on import, before torch starts its threads): glibc gives each new thread an arena of its
-    own, which keeps the memory freed in it (two groups of 2 MB of Chinese text at the default: 1,077
-    MiB peak against 1,163; the same speed). Not glibc: nothing."""
+def few_arenas() -> None:
+    """Let the threads share ARENAS malloc arenas (lmzip calls it on import, before torch starts its
+    threads): glibc gives each new thread an arena of its own, which keeps the memory freed in it
+    (two groups of 2 MB of Chinese text at the default: 1,090 MiB peak against 1,163). Not glibc: nothing."""
     try:
-        ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, ARENAS)
     except (OSError, AttributeError):  # pragma: no cover - another C library
         pass
 
