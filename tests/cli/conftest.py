@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import TEXT
@@ -23,3 +25,12 @@ def model_frames(monkeypatch):
     from lmzip.coding import stream
 
     monkeypatch.setattr(stream, "counted_instead", lambda *a: None)
+
+
+def writing(pid: int) -> bool:
+    """Whether the process holds its unfinished output open (an unnamed O_TMPFILE, or a named temporary)."""
+    try:
+        return any(".tmp" in t or t.endswith("(deleted)") for t in
+                   (str(p.readlink()) for p in Path(f"/proc/{pid}/fd").iterdir()))
+    except OSError:
+        return False

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.conftest import writing
 from tests.conftest import TEXT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,15 +36,6 @@ def _command(mode: str) -> list[str]:
     return [*common, "in.bin.lmz"]
 
 
-def _writing(pid: int) -> bool:
-    """Whether the process holds its unfinished output open (an unnamed O_TMPFILE, or a named temporary)."""
-    try:
-        return any(".tmp" in t or t.endswith("(deleted)") for t in
-                   (str(p.readlink()) for p in Path(f"/proc/{pid}/fd").iterdir()))
-    except OSError:
-        return False
-
-
 def _run(folder: Path, cmd: list[str], kill_at: float | None) -> tuple[float, float, int]:
     """Run ``cmd`` in ``folder``; with ``kill_at``, SIGKILL it that many seconds after its output was opened.
     Returns (when the output was opened, when it ended, its exit status), in seconds from the start."""
@@ -52,7 +44,7 @@ def _run(folder: Path, cmd: list[str], kill_at: float | None) -> tuple[float, fl
     opened = None
     while p.poll() is None:
         now = time.perf_counter() - t0
-        if opened is None and _writing(p.pid):
+        if opened is None and writing(p.pid):
             opened = now
         if kill_at is not None and opened is not None and now >= opened + kill_at:
             p.kill()

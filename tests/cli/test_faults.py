@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.conftest import writing
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 ALICE = Path(__file__).resolve().parents[2] / "corpora" / "canterbury" / "alice29.txt"
 
@@ -29,15 +31,6 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def _writing(pid: int) -> bool:
-    """Whether the process holds its unfinished output open (an unnamed O_TMPFILE, or a named temporary)."""
-    try:
-        return any(".tmp" in t or t.endswith("(deleted)") for t in
-                   (str(p.readlink()) for p in Path(f"/proc/{pid}/fd").iterdir()))
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 @pytest.mark.parametrize("how", ["SIGKILL", "Ctrl-C", "SIGTERM"])
 def test_a_stopped_compress_of_groups_side_by_side_leaves_nothing_behind(tmp_path, how):
@@ -49,7 +42,7 @@ def test_a_stopped_compress_of_groups_side_by_side_leaves_nothing_behind(tmp_pat
     p = subprocess.Popen(args, cwd=tmp_path, stderr=subprocess.PIPE, text=True, start_new_session=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 60
-    while time.time() < deadline and p.poll() is None and not _writing(p.pid):
+    while time.time() < deadline and p.poll() is None and not writing(p.pid):
         time.sleep(0.05)
     kids = children(p.pid)  # none since groups run in threads; any there must end with it
     assert p.poll() is None, "the compression ended before it could be stopped"
