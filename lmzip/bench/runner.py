@@ -116,7 +116,8 @@ def reset_peak() -> None:
         pass
 
 
-def _rss_peak_mib() -> float | None:
+def peak_of() -> float | None:
+    """This process's peak resident memory in MiB (a compressor's groups run in its threads)."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -168,11 +169,6 @@ def decompress_half(comp, row: Row, blob: bytes, data: bytes, fresh: bool = True
         row.error = f"{type(e).__name__}: {e}"
         row.compressed_bytes = row.compress_s = None
     return row
-
-
-def peak_of() -> float | None:
-    """This process's peak RSS in MiB (a compressor's groups run in its threads)."""
-    return _rss_peak_mib()
 
 
 def failed(name: str, label: str, error: str) -> dict[str, Any]:

@@ -29,16 +29,16 @@ HELP = {
         "rm": "Delete the input after a verified round trip.",
         "model": f"Model name or folder (default: {registry.DEFAULT_MODEL}, or the level's).",
         "device": "Run the model on cpu or cuda.",
-        "jobs": "Worker processes coding segment groups at once (default: one per core; the groups themselves "
+        "jobs": "Segment groups coded at once, in threads (default: one per core; the groups themselves "
                 "follow from the input size).",
-        "threads": "Intra-op threads per process (default: the cores, shared by the processes coding groups; the "
+        "threads": "Intra-op threads per group (default: the cores, shared by the groups coding at once; the "
                    "bytes never depend on it).",
     },
     DECOMPRESS: {
         "rm": "Delete the input once its output is written and its checksum verified.",
         "model": "Model name or folder to decode with (default: the installed model with the file's id).",
         "device": "Run the model on cpu or cuda (any device decodes any file).",
-        "jobs": "Worker processes decoding the file's segment groups at once (default: one per core).",
+        "jobs": "Segment groups of the file decoded at once, in threads (default: one per core).",
         "threads": "Intra-op threads per group (default: the cores, shared by the groups coding at once).",
     },
 }

@@ -27,8 +27,8 @@ class Stopped(Exception):
 class _Groups:
     """The running groups' shared state: units done per group, and whether to stop."""
 
-    def __init__(self, sizes: list[int]):
-        self.sizes, self.done, self.stop = sizes, [0] * len(sizes), threading.Event()
+    def __init__(self, n: int):
+        self.done, self.stop = [0] * n, threading.Event()
 
     def callback(self, i: int) -> Callable[[int, int], None]:
         """Group ``i``'s progress callback, called every step: records where it is, stops when told."""
@@ -74,7 +74,7 @@ def map_groups(fn: Callable, model, tasks: list[tuple], workers: int, progress=N
         for i, t in enumerate(tasks):
             out.append(fn(model, *t, _local(progress, sizes, i)) if progress else fn(model, *t))
         return out
-    groups = _Groups(sizes)
+    groups = _Groups(len(tasks))
     pool = ThreadPoolExecutor(min(workers, len(tasks)), thread_name_prefix="lmzip-group")
     futures = [pool.submit(groups.run, fn, model, t, i) for i, t in enumerate(tasks)]
     try:

@@ -79,7 +79,7 @@ def test_compress_help_is_unchanged_in_substance():
                                    "--mix", "--adapt", "--adapt-lr", "--adapt-block", "--seed", "--block-size",
                                    *(f"-{n}" for n in range(1, 10))}
     for said in ("Delete the input after a verified round trip.", f"default: {registry.DEFAULT_MODEL}",
-                 "Worker processes coding segment groups at once", "the bytes never depend on it",
+                 "Segment groups coded at once, in threads", "the bytes never depend on it",
                  "Level 9:", "[default: .lmz]", "No progress bar, even on a terminal."):
         assert said in text, said
     assert "compress:" not in text  # the "which command" hint is gone: the help is the command's
