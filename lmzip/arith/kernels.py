@@ -236,6 +236,42 @@ def _weighted(w, v, b, h, n, num):
 
 
 @_jit
+def _rounded(x, div, lim):
+    """rint(x / div) clamped to [-lim, lim], as torch.round(x / div).clamp(-lim, lim)."""
+    return min(max(np.rint(x / div), -lim), lim)
+
+
+@_jit
+def cache_qkv(y, H, Hkv, cos, sin, p0, div_qk, div_v, lim, k_cache, v_cache):
+    """qmodel.ExactGPT's cache step in one pass over the qkv product y [B, T, (H + 2 Hkv) hd]:
+    the keys rotated (x1 cos - x2 sin, x1 sin + x2 cos; exact below 2^53) and the values written
+    into the caches [B, Hkv, W, hd] at positions p0.., each rint(x / div) clamped to +-lim, and the
+    queries rotated alike returned as [B, H, T, hd]."""
+    B, T, N = y.shape
+    hd = N // (H + 2 * Hkv)
+    half = hd // 2
+    q = np.empty((B, H, T, hd), dtype=np.float64)
+    for b in range(B):
+        for t in range(T):
+            p = p0 + t
+            for h in range(H + Hkv):  # the query heads, then the key heads
+                at = h * hd
+                for d in range(half):
+                    x1, x2, c, s = y[b, t, at + d], y[b, t, at + half + d], cos[p, d], sin[p, d]
+                    lo = _rounded(x1 * c - x2 * s, div_qk, lim)
+                    hi = _rounded(x1 * s + x2 * c, div_qk, lim)
+                    if h < H:
+                        q[b, h, t, d], q[b, h, t, half + d] = lo, hi
+                    else:
+                        k_cache[b, h - H, p, d], k_cache[b, h - H, p, half + d] = lo, hi
+            for h in range(Hkv):
+                at = (H + Hkv + h) * hd
+                for d in range(hd):
+                    v_cache[b, h, p, d] = _rounded(y[b, t, at + d], div_v, lim)
+    return q
+
+
+@_jit
 def attend_causal(q, k, v, p0, scale, exp_tab):
     """Attention of T new positions p0.. (q [B, Hkv, G, T, hd]), each over the cached positions up to
     its own (k, v [B, Hkv, W, hd], integers in float32 or float64): the reference's masked pass

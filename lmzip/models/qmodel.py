@@ -144,23 +144,29 @@ class ExactGPT(ExactPredictor):
 
     def _cache(self, layer: _Layer, x: Tensor, st: ExactGPTState, i: int, p0: int) -> Tensor:
         """Write the k, v of T new positions p0.. (x [B, T, C]) into layer ``i``'s cache; returns their q
-        [B, H, T, hd], not yet rotated."""
+        [B, H, T, hd], rotated as the keys."""
         c, hd = self.cfg, self.hd
         B, T, _ = x.shape
         H, Hkv = c.n_head, c.n_kv_head
-        q, k, v = layer.qkv(x).split([H * hd, Hkv * hd, Hkv * hd], -1)
+        y = layer.qkv(x)
+        if exact.FAST and x.device.type == "cpu" and self.wpe is None:  # the same integers, one compiled pass
+            q = kernels.cache_qkv(y.contiguous().numpy(), H, Hkv, self.cos.numpy(), self.sin.numpy(), p0,
+                                  float(1 << (ROT_BITS + FRAC - QK_BITS)), float(1 << (FRAC - QK_BITS)), QK_CLAMP,
+                                  st.k[i].numpy(), st.v[i].numpy())
+            return torch.from_numpy(q)
+        q, k, v = y.split([H * hd, Hkv * hd, Hkv * hd], -1)
         k = self._rotate(k.view(B, T, Hkv, hd).transpose(1, 2), p0)
         v = torch.round(v.view(B, T, Hkv, hd).transpose(1, 2) / (1 << (FRAC - QK_BITS))).clamp(-QK_CLAMP, QK_CLAMP)
         st.k[i][:, :, p0 : p0 + T] = k
         st.v[i][:, :, p0 : p0 + T] = v
-        return q.view(B, T, H, hd).transpose(1, 2)
+        return self._rotate(q.view(B, T, H, hd).transpose(1, 2), p0)
 
     def _attend(self, layer: _Layer, x: Tensor, st: ExactGPTState, i: int, p0: int) -> Tensor:
         """Attention of T new positions p0.. (x [B, T, C]) over the cache; writes their k, v."""
         c, hd = self.cfg, self.hd
         B, T, _ = x.shape
         H, Hkv = c.n_head, c.n_kv_head
-        q = self._rotate(self._cache(layer, x, st, i, p0), p0)
+        q = self._cache(layer, x, st, i, p0)
         L = p0 + T
         G = H // Hkv  # query heads per kv head (head h reads kv head h // G)
         if exact.FAST and x.device.type == "cpu":  # the same integers, one compiled pass

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import types
+
 import pytest
 import torch
 
 from lmzip.arith import detfloat, exact, kernels
 from lmzip.coding import codec
 from lmzip.coding.settings import Settings
+from lmzip.models.qmodel import QK_CLAMP
 from tests.conftest import TEXT
 
 pytestmark = pytest.mark.skipif(not kernels.AVAILABLE, reason="numba is not installed")
@@ -62,11 +65,13 @@ def test_quantize_linear_norm_and_counts(reference, monkeypatch, quant, int8):
         assert torch.equal(a.double(), b.double())
 
 
-def test_int8_products_at_their_limits_are_exact():
+def test_int8_products_at_their_limits_are_exact(monkeypatch):
     """The worst case of rule 1 for arithmetic 3: every operand at its bound, both signs, in one GEMM
-    of many terms (a backend that saturated pairs of products in int16 would fail here)."""
+    of many terms (a backend that saturated pairs of products in int16 would fail here). Wherever the
+    int8 GEMM runs, fast or not (the probe may have chosen float32 here: a CPU without VNNI, or a busy one)."""
     if not exact._int8_gemm_works():
         pytest.skip("torch._int_mm does not run here")
+    monkeypatch.setattr(exact, "INT8_GEMM", True)
     K = 1000
     q = torch.tensor([[127.0] * K, [-127.0] * K, [127.0, -127.0] * (K // 2)])
     w = exact.QLinear(torch.tensor([[1.0] * K, [-1.0] * K]), quant=exact.Q8)
@@ -129,7 +134,7 @@ def test_a_slow_int8_gemm_is_not_chosen(monkeypatch):
     monkeypatch.delenv("LMZIP_INT8_GEMM", raising=False)
 
     def slow(a, b):
-        time.sleep(0.004)
+        time.sleep(0.05)  # far slower than any float32 product, even on a busy machine
         return real(a, b)
 
     monkeypatch.setattr(torch, "_int_mm", slow)
@@ -157,3 +162,27 @@ def test_both_products_write_the_same_file(monkeypatch, byte_model, mix):
         used.append(bool(calls))
     byte_model._exact.clear()
     assert used == [True, False] and files[0] == files[1]
+
+
+@pytest.mark.parametrize("p0, T", [(0, 1), (5, 3), (13, 3)])
+def test_the_cache_step_rotates_and_rounds_as_the_reference(reference, gpt_model, p0, T):
+    """The fused cache step (kernels.cache_qkv) writes the keys and values and returns the queries
+    that the torch reference does, at any position of the window and at the clamp (large inputs)."""
+    ep = gpt_model.exact_for("cpu")
+    g = torch.Generator().manual_seed(p0)
+    x = torch.round(torch.randn(4, T, ep.cfg.n_embd, generator=g, dtype=torch.float64) * 2.0**16)
+    scale = torch.ones(4, 1, 1, dtype=torch.float64)
+    scale[0] = 2.0**12  # one stream's products past QK_CLAMP once rounded: the clamp decides
+    layer = types.SimpleNamespace(qkv=lambda x: ep.layers[0].qkv(x) * scale)
+    got = []
+    for fast in (True, False):
+        st = ep.start(4)
+        if fast:
+            q = ep._cache(layer, x, st, 0, p0)
+        else:
+            with reference:
+                q = ep._cache(layer, x, st, 0, p0)
+        got.append((q, st.k[0], st.v[0]))
+    assert got[0][1].abs().max() == QK_CLAMP  # the clamp was reached
+    for a, b in zip(*got, strict=True):
+        assert torch.equal(a, b)
