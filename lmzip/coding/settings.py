@@ -30,6 +30,12 @@ MAX_BLOCK = (1 << 32) - 1
 # --mix mixes the counting models in with the tables of this level (111 MiB per group; level 8's 405
 # MiB gain 1% over the bench files, benchmarks/results/cm.md)
 MIX_LEVEL = 6
+# --mix also counts each block alone at this level and keeps the smaller frame (lmzip.coding.stream):
+# those tables live only during that pass, freed before the groups make theirs, so a larger level costs
+# no peak memory (405 MiB at 8, below the groups' ~700). Over the 42 bench files and the kinds set,
+# counting alone at 8 writes 0.90% less than at 6 (world192 -2.4%, xiyouji -1.5%, bible -1.3%) in 1.14x
+# the time; 9's 797 MiB would pass 1 GiB beside the loaded model.
+COUNTED_LEVEL = 8
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,7 @@ class Settings:
     counting: int | None = None  # code by counting alone (lmzip.cm) at this level 1..9, with no model
     mix_level: int = MIX_LEVEL  # with mix: the counting level whose tables are mixed in
     match: bool = False  # decoding a file of format 8-10 with mix: its token match model (lmzip.coding.mix)
+    counted_level: int = COUNTED_LEVEL  # with mix: the level each block is also counted alone at
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
