@@ -27,9 +27,10 @@ MAX_GROUPS = 16
 # grow with the input: a 4 MiB block holds ~1.2 M tokens, 256 segments of ~4,700 (benchmarks/results/memory.md)
 BLOCK_SIZE = format.BLOCK_SIZE
 MAX_BLOCK = (1 << 32) - 1
-# --mix mixes the counting models in with the tables of this level (111 MiB per group; level 8's 405
-# MiB gain 1% over the bench files, benchmarks/results/cm.md)
-MIX_LEVEL = 6
+# --mix mixes the counting models in with the tables of this level (62 MiB per group). Level 6's 111 MiB
+# wrote 0.07-0.29% less (alice29, paper2, book1, enwik6) and held the default over 1 GiB on a 4 MiB block
+# (1,056 MiB against 993 at 5); level 8's 405 MiB gain 1% over the bench files (benchmarks/results/cm.md)
+MIX_LEVEL = 5
 # --mix also counts each block alone at this level and keeps the smaller frame (lmzip.coding.stream):
 # those tables live only during that pass, freed before the groups make theirs, so a larger level costs
 # no peak memory (405 MiB at 8, below the groups' ~700). Over the 42 bench files and the kinds set,

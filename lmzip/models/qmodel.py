@@ -92,7 +92,8 @@ def _layer(b, q: exact.Quant, device: str) -> _Layer:
                   QLinear(b.mlp.down.weight, b.mlp.down.bias, quant=q).to(device))
 
 
-HEAD_POSITIONS = 256  # positions whose counts the encoder's passes compute at once (128 rows x 4: 16 MiB of logits)
+HEAD_POSITIONS = 64  # positions whose counts the encoder's passes compute at once (16 rows x 4: 2 MiB of logits; 256
+# held 38 MiB more at the default's peak on 1.2 MB of text, two groups, at the same speed)
 REPRIME_POSITIONS = 512  # positions of one re-priming pass (128 rows x 128 at once held ~650 MiB; 512 at
 # once is as fast as 2,048 and held ~90 MiB less over two groups of 2 MB of Chinese text)
 

@@ -9,10 +9,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from lmzip.cm import table_bytes
 from lmzip.cm.hybrid import Vocab
 from lmzip.coding import codec, hybrid, stream
 from lmzip.coding import format as fmt
-from lmzip.coding.settings import Settings
+from lmzip.coding.settings import MIX_LEVEL, Settings
 from lmzip.errors import FormatError, IntegrityError, LmzipError
 from tests.conftest import TEXT
 
@@ -26,7 +27,7 @@ def test_every_kind_of_input_round_trips(bpe_model, kind):
     blob, head, _ = codec.encode(data, bpe_model, Settings(mix=True, segment=40))
     assert codec.decode(*fmt.unpack(blob), bpe_model) == data
     if kind not in ("random", "one"):  # random data is stored without running a model, one byte is stored
-        assert head.hybrid and head.mix_level == 6 and head.version == 11 and len(blob) < len(data) + 100
+        assert head.hybrid and head.mix_level == MIX_LEVEL and head.version == 11 and len(blob) < len(data) + 100
 
 
 def test_byte_models_and_groups_round_trip(byte_model):
@@ -134,9 +135,9 @@ def test_the_memory_a_mixed_frame_needs_is_checked(bpe_model, monkeypatch):
     from lmzip.coding import parallel
 
     blob, head, _ = codec.encode(TEXT, bpe_model, Settings(mix=True, segment=40))
-    need = hybrid.memory(head, bpe_model, 4)
-    assert 111 << 20 < need < 130 << 20  # level 6's tables and a few buffers, for the frame's one group
-    assert hybrid.memory(replace(head, groups=3), bpe_model, 2) > 2 * (111 << 20)  # two of three groups at once
+    need, tables = hybrid.memory(head, bpe_model, 4), table_bytes(MIX_LEVEL)
+    assert tables < need < tables + (20 << 20)  # the level's tables and a few buffers, for the frame's one group
+    assert hybrid.memory(replace(head, groups=3), bpe_model, 2) > 2 * tables  # two of three groups at once
     monkeypatch.setattr(parallel, "available_memory", lambda: need // 2)
     with pytest.raises(LmzipError, match="of memory to decode"):
         codec.decode(*fmt.unpack(blob), bpe_model)

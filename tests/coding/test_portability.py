@@ -101,9 +101,12 @@ def measure(threads: int = 1, ref_dir: str | Path | None = None, write_to: Path 
 def cases(threads: int = 1) -> dict:
     """name -> (input, model, settings): the tiny golden models in every mode, the shipped pair mixed
     (their real widths reach the chunked products and grouped-query heads; 290 tokens re-prime the window)."""
+    from dataclasses import replace
+
     from lmzip.coding.settings import Settings
     from lmzip.models import registry
     from lmzip.models.checkpoint import load_model
+    from tests.make_golden import WRITTEN_MIX_LEVEL as MIXED  # the digests were committed for mixed tables of 6
 
     text = (DATA / "golden.txt").read_bytes()
     alice = (ROOT / "corpora" / "canterbury" / "alice29.txt").read_bytes()[:900]
@@ -111,13 +114,15 @@ def cases(threads: int = 1) -> dict:
     for arch in ("gpt", "lstm"):
         model = load_model(DATA / f"golden-{arch}")
         out[f"{arch}-static"] = (text, model, Settings(segment=128, threads=threads))
-        out[f"{arch}-mix"] = (text * 2, model, Settings(mix=True, segment=250, threads=threads))
+        out[f"{arch}-mix"] = (text * 2, model, Settings(mix=True, segment=250, threads=threads, mix_level=MIXED))
         out[f"{arch}-groups"] = (text, model, Settings(segment=100, groups=3, threads=threads))
         out[f"{arch}-adapt"] = (text, model, Settings.make(adapt=True, adapt_block=8, segment=150, threads=threads))
         out[f"{arch}-scratch"] = (text, registry.scratch(f"{arch}-nano", 3),
-                                  Settings.make(adapt=True, mix=True, seed=3, segment=300, threads=threads))
+                                  replace(Settings.make(adapt=True, mix=True, seed=3, segment=300, threads=threads),
+                                          mix_level=MIXED))
     for name in ("gpt-wide", "lstm-wide"):
-        out[f"{name}-mix"] = (alice, registry.load(name), Settings(mix=True, segment=300, threads=threads))
+        out[f"{name}-mix"] = (alice, registry.load(name), Settings(mix=True, segment=300, threads=threads,
+                                                                   mix_level=MIXED))
         out[f"{name}-adapt"] = (alice[:400], registry.load(name), Settings.make(adapt=True, adapt_block=16,
                                                                               threads=threads))
     out["counting"] = (alice, None, Settings.make(counting=1, threads=threads))  # lmzip.cm: the file's digest
