@@ -31,12 +31,14 @@ MAX_BLOCK = (1 << 32) - 1
 # wrote 0.07-0.29% less (alice29, paper2, book1, enwik6) and held the default over 1 GiB on a 4 MiB block
 # (1,056 MiB against 993 at 5); level 8's 405 MiB gain 1% over the bench files (benchmarks/results/cm.md)
 MIX_LEVEL = 5
-# --mix also counts each block alone at this level and keeps the smaller frame (lmzip.coding.stream):
-# those tables live only during that pass, freed before the groups make theirs, so a larger level costs
-# no peak memory (405 MiB at 8, below the groups' ~700). Over the 42 bench files and the kinds set,
-# counting alone at 8 writes 0.90% less than at 6 (world192 -2.4%, xiyouji -1.5%, bible -1.3%) in 1.14x
-# the time; 9's 797 MiB would pass 1 GiB beside the loaded model.
-COUNTED_LEVEL = 8
+# --mix also counts each block alone and keeps the smaller frame (lmzip.coding.stream): a block of over
+# COUNTED_LARGE bytes at COUNTED_LEVEL. Those tables live only during that pass, freed before the groups
+# make theirs, so a larger level costs no peak memory (405 MiB at 8, below the groups' ~700). Over the
+# 42 bench files and the kinds set, counting alone at 8 writes 0.90% less than at 6 (world192 -2.4%,
+# xiyouji -1.5%, bible -1.3%) in 1.14x the time; 9's 797 MiB would pass 1 GiB beside the loaded model.
+# A smaller block is counted at SMALL_COUNTED_LEVEL, -1's: there level 8 gains ~0.1-0.5% and costs its
+# tables' setting up (fields.c, 11 KB: 0.15 s against 0.05 s at 6).
+COUNTED_LEVEL, COUNTED_LARGE, SMALL_COUNTED_LEVEL = 8, 1 << 20, 6
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ class Settings:
     counting: int | None = None  # code by counting alone (lmzip.cm) at this level 1..9, with no model
     mix_level: int = MIX_LEVEL  # with mix: the counting level whose tables are mixed in
     match: bool = False  # decoding a file of format 8-10 with mix: its token match model (lmzip.coding.mix)
-    counted_level: int = COUNTED_LEVEL  # with mix: the level each block is also counted alone at
+    counted_level: int = COUNTED_LEVEL  # with mix: the level a block over COUNTED_LARGE bytes is also counted alone at
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
@@ -130,6 +132,10 @@ class Settings:
             counts = SCRATCH_ARITH
         return cls(mix, cfg, seed, segment, rows, groups, device, threads, counts, block_size or BLOCK_SIZE, counting,
                    MIX_LEVEL)
+
+    def counted_level_for(self, n: int) -> int:
+        """With mix: the level a block of ``n`` bytes is also counted alone at."""
+        return self.counted_level if n > COUNTED_LARGE else SMALL_COUNTED_LEVEL
 
     @property
     def arith(self) -> int:

@@ -253,3 +253,15 @@ def test_two_groups_decide_alike_side_by_side_and_in_turns(bpe_model):
         budget = hybrid.Budget(size, marks, len(data))
         one, two = (codec.encode(data, bpe_model, st, workers=w, budget=budget) for w in (1, 2))
         assert (one is None) == (two is None) and (one is None or one[0] == two[0])
+
+
+def test_a_block_is_counted_alone_at_a_level_that_suits_its_size(monkeypatch):
+    """With mix, counting alone codes a large block with large tables, a small one with -1's (level 8's
+    tables cost a small block more time than they save bytes)."""
+    from lmzip.coding import settings as S
+
+    monkeypatch.setattr(S, "COUNTED_LARGE", 1500)
+    big = stream.counted_instead(TEXT * 2, Settings(mix=True), 0, False)[1]
+    small = stream.counted_instead(TEXT[:1000], Settings(mix=True), 0, False)[1]
+    assert (big.model_name, small.model_name) == (f"cm-{S.COUNTED_LEVEL}", f"cm-{S.SMALL_COUNTED_LEVEL}")
+    assert S.COUNTED_LEVEL != S.SMALL_COUNTED_LEVEL
