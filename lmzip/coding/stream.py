@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
-from lmzip.coding import counting, transform
+from lmzip.coding import counting, parallel, transform
 from lmzip.coding.format import Header, read_frames, read_full, verify
 from lmzip.coding.settings import Settings
 from lmzip.errors import LmzipError
@@ -150,6 +150,7 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
     from lmzip.coding.hybrid import PROFILE, Budget, Unmixable
 
     marks = np.zeros(PROFILE, dtype=np.int64)
+    parallel.give_back()  # what the block before freed, before counting's tables take fresh pages
     counted = counted_instead(data, settings, block, last, marks)
     if counted is not None and len(counted[0]) * TINY <= len(data):  # nothing left for the model to win
         if progress:
