@@ -61,7 +61,7 @@ def few_arenas() -> None:
 def give_back() -> None:
     """Hand the memory freed so far back to the system: glibc keeps what a block's groups freed in its
     arenas, where the next block's counted pass, whose tables are fresh pages, cannot reuse it (the
-    default on 20 MB peaked at 1,084 MiB, over a 4 MiB block's 993). Not glibc: nothing."""
+    default on 20 MB peaked at 1,084 MiB, over one 4 MiB block's 949). Not glibc: nothing."""
     try:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # pragma: no cover - another C library

@@ -29,7 +29,7 @@ BLOCK_SIZE = format.BLOCK_SIZE
 MAX_BLOCK = (1 << 32) - 1
 # --mix mixes the counting models in with the tables of this level (62 MiB per group). Level 6's 111 MiB
 # wrote 0.07-0.29% less (alice29, paper2, book1, enwik6) and held the default over 1 GiB on a 4 MiB block
-# (1,056 MiB against 993 at 5); level 8's 405 MiB gain 1% over the bench files (benchmarks/results/cm.md)
+# (1,056 MiB against 949 at 5, benchmarks/results/memory.md); level 8's 405 MiB gain 1% over the bench files
 MIX_LEVEL = 5
 # --mix also counts each block alone and keeps the smaller frame (lmzip.coding.stream): a block of over
 # COUNTED_LARGE bytes at COUNTED_LEVEL. Those tables live only during that pass, freed before the groups
