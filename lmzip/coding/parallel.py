@@ -51,19 +51,21 @@ ARENAS = 2  # 400 KB of enwik6, two groups: 16.0-17.3 s and 936-968 MiB; one are
 def few_arenas() -> None:
     """Let the threads share ARENAS malloc arenas (lmzip calls it on import, before torch starts its
     threads): glibc gives each new thread an arena of its own, which keeps the memory freed in it
-    (two groups of 2 MB of Chinese text at the default: 1,090 MiB peak against 1,163). Not glibc: nothing."""
-    try:
-        ctypes.CDLL(None).mallopt(M_ARENA_MAX, ARENAS)
-    except (OSError, AttributeError):  # pragma: no cover - another C library
-        pass
+    (two groups of 2 MB of Chinese text at the default: 1,090 MiB peak against 1,163)."""
+    _glibc("mallopt", M_ARENA_MAX, ARENAS)
 
 
 def give_back() -> None:
     """Hand the memory freed so far back to the system: glibc keeps what a block's groups freed in its
     arenas, where the next block's counted pass, whose tables are fresh pages, cannot reuse it (the
-    default on 20 MB peaked at 1,084 MiB, over one 4 MiB block's 949). Not glibc: nothing."""
+    default on 20 MB peaked at 1,084 MiB, over one 4 MiB block's 949)."""
+    _glibc("malloc_trim", 0)
+
+
+def _glibc(name: str, *args: int) -> None:
+    """Call one of glibc's malloc functions; under another C library, nothing."""
     try:
-        ctypes.CDLL(None).malloc_trim(0)
+        getattr(ctypes.CDLL(None), name)(*args)
     except (OSError, AttributeError):  # pragma: no cover - another C library
         pass
 

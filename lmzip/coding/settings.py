@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from lmzip.cm import format as cm_format
 from lmzip.coding import format
 
 ARITH_EXACT = 3  # lmzip.arith.exact with int8 operands: integer arithmetic, the same counts on every machine
@@ -38,7 +39,7 @@ MIX_LEVEL = 5
 # xiyouji -1.5%, bible -1.3%) in 1.14x the time; 9's 797 MiB would pass 1 GiB beside the loaded model.
 # A smaller block is counted at SMALL_COUNTED_LEVEL, -1's: there level 8 gains ~0.1-0.5% and costs its
 # tables' setting up (fields.c, 11 KB: 0.15 s against 0.05 s at 6).
-COUNTED_LEVEL, COUNTED_LARGE, SMALL_COUNTED_LEVEL = 8, 1 << 20, 6
+COUNTED_LEVEL, COUNTED_LARGE, SMALL_COUNTED_LEVEL = 8, 1 << 20, cm_format.DEFAULT_LEVEL
 
 
 @dataclass(frozen=True)
