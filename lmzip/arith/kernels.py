@@ -140,37 +140,62 @@ def _sum(x):
     return s
 
 
-@_jit
+def _jit_any_order(f):
+    """For a largest entry of finite floats: max is exact in any order, so LLVM may vectorize it."""
+    return njit(cache=True, nogil=True, fastmath={"reassoc", "nnan", "ninf"})(f) if AVAILABLE else f
+
+
+@_jit_any_order
+def _top(row):
+    """The largest entry of a row of finite floats."""
+    m = row[0]
+    for v in range(row.shape[0]):
+        m = max(m, row[v])
+    return m
+
+
+@_jit_exact_sums
 def _exp_row(row, top, exp_tab, e):
-    """e[v] = exp_tab[min(top - row[v], last)]: a lookup per entry, no sum, so LLVM may vectorize it."""
+    """e[v] = exp_tab[min(top - row[v], last)], a lookup per entry, and their sum (integers: exact)."""
     last = len(exp_tab) - 1
+    s = 0.0
     for v in range(row.shape[0]):
         d = top - row[v]
-        e[v] = exp_tab[int(d) if d < last else last]
+        x = exp_tab[int(d) if d < last else last]
+        e[v] = x
+        s += x
+    return s
 
 
-@_jit
+@_jit_exact_sums
 def _floor_div(e, total, s, c):
-    """c[v] = floor(e[v] * total / s): a product and a division per entry, each correctly rounded."""
+    """c[v] = floor(e[v] * total / s), a product and a division per entry, each correctly rounded (reassoc
+    reaches only the sum of the integers c, which it returns)."""
+    t = 0.0
     for v in range(e.shape[0]):
-        c[v] = np.floor(e[v] * total / s)
+        x = np.floor(e[v] * total / s)
+        c[v] = x
+        t += x
+    return t
 
 
 @_jit
 def counts(logits, exp_tab, total):
-    """exact.counts_from_logits, straight to the coder's float32 rows."""
+    """exact.counts_from_logits, straight to the coder's float32 rows (counts below 2^24: exact)."""
     R, V = logits.shape
     out = np.empty((R, V), dtype=np.float32)
     e = np.empty(V, dtype=np.float64)
     c = np.empty(V, dtype=np.float64)
     for r in range(R):
         row = logits[r]
-        arg = np.argmax(row)  # the first largest entry, as torch.max documents
-        _exp_row(row, row[arg], exp_tab, e)
-        _floor_div(e, total, _sum(e), c)
-        c[arg] += total - _sum(c)
+        top = _top(row)
+        arg = 0  # the first largest entry, as torch.max documents
+        while row[arg] != top:
+            arg += 1
+        rest = total - _floor_div(e, total, _exp_row(row, top, exp_tab, e), c)
         for v in range(V):
             out[r, v] = c[v]
+        out[r, arg] = c[arg] + rest
     return out
 
 

@@ -230,6 +230,8 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     head = header(data, model, settings, **where)
     if len(tokens) == 0:
         return (*stored_frame(data, **where), 0.0)
+    if budget is not None and budget.short(len(text), len(tokens)):  # the model would not win it
+        return None
     head.crlf, head.n_tokens = crlf, len(tokens)
     head.segment_length, head.groups = settings.layout(len(tokens))
     layout = Layout.of(len(tokens), head.segment_length, head.groups)

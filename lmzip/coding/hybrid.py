@@ -56,6 +56,19 @@ class OverBudget(Exception):
 
 
 PROFILE = 64  # the counted block's cost profile: its payload's length after every 64th of the block
+# A block the tokenizer cuts into tokens of under SHORT (2/3) of the bytes per token of the model's own
+# training text is text the model has seen little like: code, markup, tables, binaries, other scripts.
+# Over the 42 bench files and the kinds set the mixed coder won no such block (the shortest tokens it won
+# on: xargs.1 2.26 and paper6 2.28 bytes per token; its training text 3.12, so 2.08 here), and it gave
+# them up only after 1/16 of the block or later, at 2-9x counting's time (benchmarks/results/floor.md).
+SHORT = (2, 3)
+
+
+def token_bytes(model) -> int:
+    """The least bytes per 100 tokens a block needs for ``model`` to be tried on it (0: no record of its
+    training text's, so every block is tried)."""
+    per = (getattr(model, "meta", None) or {}).get("training", {}).get("bytes_per_token")
+    return int(100 * per * SHORT[0] / SHORT[1]) if per else 0
 
 
 @dataclass(frozen=True)
@@ -81,6 +94,11 @@ class Budget:
     # XML header made enwik5's group give up a block the model wins by 24%)
     lead: int = 1  # percent below counting's cost the groups must keep
     slack: int = 64  # bytes
+    token_bytes: int = 0  # the least bytes per 100 tokens the model is tried on (0: every block; ``short``)
+
+    def short(self, n_bytes: int, n_tokens: int) -> bool:
+        """Whether the block's tokens are too short for the model to be tried at all (``token_bytes``)."""
+        return 100 * n_bytes < self.token_bytes * n_tokens
 
     def counted(self, done: int) -> int:
         """Counting's payload after ``done`` bytes of the text, read off its profile (interpolated) where

@@ -145,9 +145,10 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
 
     if not settings.mix:
         return codec.encode(data, model, settings, progress, workers, block=block, last=last)
-    # counting first (~10x faster); a group of the mixed coder then gives up once its bytes pass what
-    # counting paid for as many bytes (by a margin), or the whole counted frame's
-    from lmzip.coding.hybrid import PROFILE, Budget, Unmixable
+    # counting first (~10x faster); the mixed coder is not tried on a block of short tokens (hybrid.SHORT),
+    # and a group of it gives up once its bytes pass what counting paid for as many bytes (by a margin),
+    # or the whole counted frame's
+    from lmzip.coding.hybrid import PROFILE, Budget, Unmixable, token_bytes
 
     marks = np.zeros(PROFILE, dtype=np.int64)
     parallel.give_back()  # what the block before freed, before counting's tables take fresh pages
@@ -156,7 +157,8 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
         if progress:
             progress(1, 1)
         return counted
-    budget = None if counted is None else Budget(len(counted[0]), marks if marks[-1] else None, len(data))
+    budget = None if counted is None else Budget(len(counted[0]), marks if marks[-1] else None, len(data),
+                                                 token_bytes=token_bytes(model))
 
     try:
         coded = codec.encode(data, model, settings, progress, workers, block=block, last=last, budget=budget)

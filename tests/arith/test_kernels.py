@@ -65,6 +65,21 @@ def test_quantize_linear_norm_and_counts(reference, monkeypatch, quant, int8):
         assert torch.equal(a.double(), b.double())
 
 
+def test_counts_of_tied_and_signed_zero_logits_are_the_references(reference):
+    """The first largest entry takes what rounding leaves, however the largest is found: ties at the top,
+    -0.0 beside 0.0, a row of one value, logits far below the top (the exp table's last entry)."""
+    x = _ints(5, 4096, scale=300.0, seed=3)
+    x[0, 7] = x[0, 4000] = x[0].max() + 3  # a tie at the top, the first not at the start
+    x[1] = 0.0
+    x[1, ::3] = -0.0
+    x[2] = 5.0
+    x[3, 11] = 1e6  # every other entry beyond the table
+    fast = exact.counts_from_logits(x)
+    with reference:
+        assert torch.equal(fast.double(), exact.counts_from_logits(x).double())
+    assert (fast.double().sum(-1) == exact.count_total(4096)).all()
+
+
 def test_int8_products_at_their_limits_are_exact(monkeypatch):
     """The worst case of rule 1 for arithmetic 3: every operand at its bound, both signs, in one GEMM
     of many terms (a backend that saturated pairs of products in int16 would fail here). Wherever the

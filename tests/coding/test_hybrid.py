@@ -265,3 +265,22 @@ def test_a_block_is_counted_alone_at_a_level_that_suits_its_size(monkeypatch):
     small = stream.counted_instead(TEXT[:1000], Settings(mix=True), 0, False)[1]
     assert (big.model_name, small.model_name) == (f"cm-{S.COUNTED_LEVEL}", f"cm-{S.SMALL_COUNTED_LEVEL}")
     assert S.COUNTED_LEVEL != S.SMALL_COUNTED_LEVEL
+
+
+def test_the_shortest_tokens_a_model_is_tried_on_follow_its_training_text(bpe_model):
+    """2/3 of the bytes per token the model's training text had, per 100 tokens; no record: every block."""
+    trained = replace(bpe_model, meta={"training": {"bytes_per_token": 3.0}})
+    assert hybrid.token_bytes(trained) == 200
+    assert hybrid.token_bytes(bpe_model) == 0 and hybrid.token_bytes(replace(bpe_model, meta={})) == 0
+
+
+def test_a_block_of_short_tokens_is_never_coded_mixed(bpe_model, monkeypatch):
+    """The tokenizer's verdict comes before the model: a block cut into tokens shorter than the budget's
+    least is left to counting (None) and no group runs; at a lower least the same block is coded."""
+    ran = []
+    real = codec._encode_group
+    monkeypatch.setattr(codec, "_encode_group", lambda *a, **k: ran.append(1) or real(*a, **k))
+    per = 100 * len(TEXT) // len(bpe_model.tokenizer.encode(TEXT))  # this block's bytes per 100 tokens
+    st = Settings(mix=True)
+    assert codec.encode(TEXT, bpe_model, st, budget=hybrid.Budget(10**6, token_bytes=per + 1)) is None and not ran
+    assert codec.encode(TEXT, bpe_model, st, budget=hybrid.Budget(10**6, token_bytes=per)) is not None and ran
