@@ -30,6 +30,57 @@ def _jit_exact_sums(f):
     return njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})(f) if AVAILABLE else f
 
 
+def _jit_any_order(f):
+    """For the largest of finite floats (max is exact in any order) and sums of integers below 2^53:
+    LLVM may vectorize them."""
+    return njit(cache=True, nogil=True, fastmath={"reassoc", "contract", "nnan", "ninf"})(f) if AVAILABLE else f
+
+
+@_jit_any_order
+def _top(row):
+    """The largest entry of a row of finite floats."""
+    m = row[0]
+    for v in range(row.shape[0]):
+        m = max(m, row[v])
+    return m
+
+
+@_jit_any_order
+def _top_abs(row):
+    """The largest magnitude in a row of finite floats (0 for a row of zeros)."""
+    m = 0.0
+    for v in range(row.shape[0]):
+        m = max(m, abs(row[v]))
+    return m
+
+
+@_jit_any_order
+def _centred(x, C, d):
+    """d = C*x - sum(x) for a row of integers (exact below 2^53), and the largest |d|."""
+    s = 0.0
+    for k in range(x.shape[0]):
+        s += x[k]
+    m = 0.0
+    for k in range(x.shape[0]):
+        v = C * x[k] - s
+        d[k] = v
+        m = max(m, abs(v))
+    return m
+
+
+@_jit_any_order
+def _quantized(d, inv, q):
+    """q = rint(d * inv) (each a product, then rounded to an integer), and the integers' sum and sum of squares."""
+    a1 = 0.0
+    a2 = 0.0
+    for k in range(d.shape[0]):
+        v = np.rint(d[k] * inv)
+        q[k] = v
+        a1 += v
+        a2 += v * v
+    return a1, a2
+
+
 @_jit
 def quantize_rows(x, act, dtype):
     """Per row: q = rint(x * (act / max|x|)) (as ``dtype``: float32, or int8 for |act| <= 127) and
@@ -38,11 +89,7 @@ def quantize_rows(x, act, dtype):
     q = np.empty((R, K), dtype=dtype)
     m = np.empty((R, 1), dtype=np.float64)
     for r in range(R):
-        top = 0.0
-        for k in range(K):
-            a = abs(x[r, k])
-            if a > top:
-                top = a
+        top = _top_abs(x[r])
         m[r, 0] = top
         inv = act / (top if top > 0 else 1.0)
         for k in range(K):
@@ -59,24 +106,12 @@ def norm_rows(x, act, dtype):
     s1 = np.empty((R, 1), dtype=np.float64)
     std = np.empty((R, 1), dtype=np.float64)
     d = np.empty(C, dtype=np.float64)
+    v = np.empty(C, dtype=np.float64)
     for r in range(R):
-        s = 0.0
+        top = _centred(x[r], float(C), d)
+        a1, a2 = _quantized(d, act / (top if top > 0 else 1.0), v)
         for k in range(C):
-            s += x[r, k]
-        top = 0.0
-        for k in range(C):
-            d[k] = C * x[r, k] - s
-            a = abs(d[k])
-            if a > top:
-                top = a
-        inv = act / (top if top > 0 else 1.0)
-        a1 = 0.0
-        a2 = 0.0
-        for k in range(C):
-            v = np.rint(d[k] * inv)
-            q[r, k] = v
-            a1 += v
-            a2 += v * v
+            q[r, k] = v[k]
         s1[r, 0] = a1
         var = C * a2 - a1 * a1
         std[r, 0] = np.sqrt(var if var > 0 else 1.0)
@@ -138,20 +173,6 @@ def _sum(x):
     for i in range(x.shape[0]):
         s += x[i]
     return s
-
-
-def _jit_any_order(f):
-    """For a largest entry of finite floats: max is exact in any order, so LLVM may vectorize it."""
-    return njit(cache=True, nogil=True, fastmath={"reassoc", "nnan", "ninf"})(f) if AVAILABLE else f
-
-
-@_jit_any_order
-def _top(row):
-    """The largest entry of a row of finite floats."""
-    m = row[0]
-    for v in range(row.shape[0]):
-        m = max(m, row[v])
-    return m
 
 
 @_jit_exact_sums
