@@ -10,6 +10,7 @@ on alice29.txt. Writes benchmarks/results/floor.{json,md}.
 
     .venv/bin/python benchmarks/kinds_set.py                       # the kinds set, once
     .venv/bin/python benchmarks/floor.py --levels 1,4              # the default against -1
+    LMZIP_INT8_GEMM=off .venv/bin/python benchmarks/floor.py --levels 4   # floor-int8-off.*: a CPU without VNNI
     .venv/bin/python benchmarks/floor.py --report                  # floor.md again from floor.json
 """
 
@@ -123,8 +124,10 @@ def main() -> None:
     args = ap.parse_args()
     out = Path(args.out)
     if args.report:
-        done = json.loads((out / "floor.json").read_text())
-        write(out, done["rows"], {k: v for k, v in done.items() if k != "rows"})
+        for name in (stem(True), stem(False)):
+            if (out / f"{name}.json").exists():
+                done = json.loads((out / f"{name}.json").read_text())
+                write(out, done["rows"], {k: v for k, v in done.items() if k != "rows"})
         return
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
@@ -138,11 +141,17 @@ def main() -> None:
     write(out, rows, {"cpu": torch.backends.cpu.get_cpu_capability(), "int8_gemm": exact.INT8_GEMM})
 
 
+def stem(int8_gemm: bool) -> str:
+    """floor, or floor-int8-off where the float32 products ran (a CPU without VNNI, or LMZIP_INT8_GEMM=off)."""
+    return "floor" if int8_gemm else "floor-int8-off"
+
+
 def write(out: Path, rows: list[dict], meta: dict) -> None:
-    """floor.{json,md}."""
-    (out / "floor.json").write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
+    """floor.{json,md} (floor-int8-off.* without the int8 GEMM)."""
+    name = stem(meta["int8_gemm"])
+    (out / f"{name}.json").write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
     text = report(rows) + ["", f"CPU capability {meta['cpu']}, int8 GEMM {'on' if meta['int8_gemm'] else 'off'}."]
-    (out / "floor.md").write_text("\n".join(text) + "\n")
+    (out / f"{name}.md").write_text("\n".join(text) + "\n")
     print("\n".join(text[:8]))
 
 
