@@ -43,7 +43,7 @@ def compressor(level: int):
     lv = LEVELS[level]
     if lv.model == "cm":
         return LMCompressor("cm", jobs=1, threads=1)
-    return LMCompressor(lv.model, jobs=1, threads=1, mix=lv.mix, adapt=lv.adapt)
+    return LMCompressor(lv.model, jobs=1, threads=1, **lv.options())
 
 
 def measure(level: int, files: list[tuple[str, Path]]) -> list[dict]:

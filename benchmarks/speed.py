@@ -147,7 +147,6 @@ def main() -> None:
                            "decompress_kbps": round(x["decompress_kbps"], 2), "file": Path(args.file).name}
                for x in rows if x["kind"] == "model" and x["mode"] == "static" and x["processes"] == 1}
     (registry.SHIPPED / "speed.json").write_text(json.dumps(shipped, indent=1) + "\n")
-    write_levels(rows, Path(args.file).name)
 
 
 def _child(kind: str, name: str, mode: str, procs: int, args, env: dict | None = None) -> dict:
@@ -173,18 +172,6 @@ def _cpu_line(rows: list[dict]) -> str:
     caps = sorted({x.get("cpu", "?") for x in rows if "cpu" in x})
     int8 = sorted({str(x["int8_gemm"]) for x in rows if "int8_gemm" in x})
     return f"{name}, torch capability {'/'.join(caps) or '?'}, int8 GEMM chosen: {'/'.join(int8) or '?'}"
-
-
-def write_levels(rows: list[dict], file: str) -> None:
-    """lmzip/weights/levels.json: each level's figures (one process), which `lmzip models` prints."""
-    from lmzip.levels import LEVELS
-    from lmzip.models import registry
-
-    by = {(x["name"], x["mode"]): x for x in rows if x["kind"] in ("counting", "model") and x["processes"] == 1}
-    levels = {n: {"bpb": round(8 * x["compressed"] / x["bytes"], 3), "compress_kbps": round(x["compress_kbps"], 1),
-                  "decompress_kbps": round(x["decompress_kbps"], 1), "file": file}
-              for n, lv in LEVELS.items() if (x := by.get((lv.model, lv.mode)))}
-    (registry.SHIPPED / "levels.json").write_text(json.dumps(levels, indent=1) + "\n")
 
 
 if __name__ == "__main__":

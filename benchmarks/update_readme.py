@@ -24,6 +24,8 @@ PSTART, PEND = "<!-- portability:start -->", "<!-- portability:end -->"
 PORTABILITY = ROOT / "benchmarks" / "results" / "portability" / "comparison.md"  # benchmarks/portability.py
 KSTART, KEND = "<!-- kinds:start -->", "<!-- kinds:end -->"
 KINDS = [ROOT / "benchmarks" / "results" / f for f in ("vocab.md", "kinds.md")]  # benchmarks/vocab.py, kinds.py
+VSTART, VEND = "<!-- levels:start -->", "<!-- levels:end -->"
+LEVELS = ROOT / "benchmarks" / "results" / "levels.md"  # benchmarks/levels.py
 FULL = ROOT / "benchmarks" / "results" / "shared-full-wide" / "results.json"  # xz and gpt-wide, whole files
 FULL_LSTM = FULL.parent.parent / "shared-full-lstm" / "results.json"  # ppmd-o8 among them
 
@@ -149,6 +151,11 @@ def portability_section() -> str:
     return f"{PSTART}\n{PORTABILITY.read_text().strip()}\n{PEND}"
 
 
+def levels_section() -> str:
+    """The levels table (benchmarks/levels.py) between the levels markers."""
+    return f"{VSTART}\n{LEVELS.read_text().strip()}\n{VEND}"
+
+
 def kinds_section() -> str:
     """Every kind of text: bytes per token of the tokenizers, then bits per byte per kind (their own captions)."""
     return KSTART + "\n" + "\n".join(p.read_text().strip() + "\n" for p in KINDS) + KEND
@@ -167,7 +174,8 @@ def updated(readme: str, page: Path = PAGES[0]) -> str:
 
     for start, end, make in ((START, END, section), (LSTART, LEND, learning_section),
                              (FSTART, FEND, frontier_section), (RSTART, REND, roundtrip_section),
-                             (PSTART, PEND, portability_section), (KSTART, KEND, kinds_section)):
+                             (PSTART, PEND, portability_section), (KSTART, KEND, kinds_section),
+                             (VSTART, VEND, levels_section)):
         readme = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m, make=make: local(make()), readme,
                         flags=re.S)
     return readme

@@ -1,16 +1,17 @@
-"""Compression levels -1 … -9: points on the measured speed/ratio frontier, fastest first.
+"""Compression levels -1 … -9: nine points on a measured speed/ratio frontier, fastest first.
 
-Each level is a shipped model (or ``cm``: counting alone, lmzip.cm, no network) and a coding mode
-that codes smaller than every faster level
-(benchmarks/results/speed.md: alice29.txt, one thread, every shipped model in every mode; the other
-combinations are slower for their size). ``lmzip models`` prints the table with its figures, which
-benchmarks/speed.py writes beside the weights (levels.json).
+Each level is a shipped model (or ``cm``: counting alone, lmzip.cm, no network) and a coding mode, and
+writes fewer bytes than every faster level over a sample of every kind of input (the first 64 KB of
+each of the 42 bench files and the kinds set) while it is no faster on alice29.txt; benchmarks/levels.py
+measures them, one process and one thread each, into levels.json beside the weights, which
+``lmzip models`` prints. Above -1 every level mixes counting in (--mix), and a block the model loses on
+is counted alone (lmzip.coding.stream), so a higher level never pays much more than counting where the
+model knows nothing.
 
-Since format 11 every level above -1 mixes counting in (--mix): it costs a model ~0-10% of its speed
-and gains 10-17% on alice29.txt, so every static mode is slower for its size than some mixed one.
-The frontier then has six points; -6 … -9 are its last, gpt-large learning while coding (nothing
-measured lies between it and gpt-large --mix: gpt-wide --mix --adapt codes 1.424 bits per byte at
-5.9 KB/s, gpt-large --mix 1.416 at 19.4; --adapt-block 16 or 128 code worse than the default 32).
+-5 … -9 code fewer segments side by side (``rows``): longer segments cold-start less and the counting
+models mixed in see more of each, for fewer bytes at less speed (gpt-large --mix --adapt on alice29.txt:
+1.365 bits per byte in 3,312 MiB with the default's ~196 rows, 1.345 in 1,770 MiB with 64, 1.334 in
+1,306 MiB with 32, 1.335 with 16); -9 adds the largest counting tables (level 9's).
 """
 
 from __future__ import annotations
@@ -23,11 +24,16 @@ from lmzip.models import registry
 
 @dataclass(frozen=True)
 class Level:
-    """A shipped model (or ``cm``, counting alone) and the coding mode a level stands for."""
+    """A shipped model (or ``cm``, counting alone) and the coding mode a level stands for: the modes, and
+    where they differ from the defaults, the segments side by side (``rows``: fewer are longer, which
+    codes smaller and slower) and the counting tables' level (``tables``, with mix)."""
 
     model: str
     mix: bool = False
     adapt: bool = False
+    rows: int | None = None
+    tables: int | None = None
+    lead: int | None = None  # percent below counting's cost the mixed coder must keep (< 0: it may trail)
 
     @property
     def flags(self) -> str:
@@ -39,10 +45,30 @@ class Level:
         """The mode as benchmarks/speed.py names it: static, mix, adapt or adapt+mix."""
         return "+".join(m for m, on in (("adapt", self.adapt), ("mix", self.mix)) if on) or "static"
 
+    @property
+    def what(self) -> str:
+        """The mode in words, for tables and help: its flags, rows and tables where set."""
+        parts = [self.flags] if self.flags else []
+        parts += [f"{self.rows} rows"] if self.rows else []
+        parts += [f"tables {self.tables}"] if self.tables else []
+        parts += [f"lead {self.lead}%"] if self.lead is not None else []
+        return ", ".join(parts)
 
+    def options(self) -> dict:
+        """Settings.make's options for this level (what LMCompressor takes beside the model)."""
+        return dict(mix=self.mix, adapt=self.adapt, rows=self.rows, tables=self.tables, lead=self.lead)
+
+
+# -6 … -9 give the mixed coder up only once it trails counting by 3% (the default's: once it is not 1%
+# ahead), for more time on near ties: on the first 64 KB of bible.txt the default's rule gave up a block
+# the mixed coder then wins by 18% (13,778 bytes counted, 11,302 mixed at -6's setting)
+PATIENT = -3
 LEVELS: dict[int, Level] = {
-    1: Level("cm"), 2: Level("lstm-small", mix=True), 3: Level("lstm-wide", mix=True), 4: Level("gpt-wide", mix=True),
-    5: Level("gpt-large", mix=True), **{n: Level("gpt-large", mix=True, adapt=True) for n in (6, 7, 8, 9)},
+    1: Level("cm"), 2: Level("lstm-small", mix=True), 3: Level("lstm-large", mix=True), 4: Level("gpt-wide", mix=True),
+    5: Level("gpt-large", mix=True), 6: Level("gpt-large", mix=True, rows=64, lead=PATIENT),
+    7: Level("gpt-large", mix=True, adapt=True, rows=64, lead=PATIENT),
+    8: Level("gpt-large", mix=True, adapt=True, rows=32, lead=PATIENT),
+    9: Level("gpt-large", mix=True, adapt=True, rows=32, tables=9, lead=PATIENT),
 }
 DEFAULT = 4  # what `lmzip compress` does without a level: the default model with counting mixed in
 

@@ -234,7 +234,7 @@ def level_options(f):
 
     for n in sorted(LEVELS, reverse=True):
         lv = LEVELS[n]
-        what = f"{lv.model} {lv.flags}".strip()
+        what = f"{lv.model} {lv.what}".strip()
         f = click.option(f"-{n}", "level", flag_value=n, help=f"Level {n}: {what}" + (
             " (fastest)" if n == 1 else " (smallest)" if n == 9 else "") + ".")(f)
     return f

@@ -135,15 +135,16 @@ def list_models(as_json: bool) -> None:
 
 
 def level_table() -> Table:
-    """The levels -1 … -9 with what benchmarks/speed.py measured for each."""
+    """The levels -1 … -9 with what benchmarks/levels.py measured for each."""
     from lmzip.levels import DEFAULT, LEVELS, measured
 
     figures = measured()
     file = next(iter(figures.values()), {}).get("file", "")
-    t = Table("level", "model", "options", "bpb", "KB/s c/d",
-              caption=f"lmzip -N FILE; measured on {file}, one thread; no level: -{DEFAULT}" if file else None)
+    t = Table("level", "model", "options", "bpb", "KB/s c/d", "peak MiB",
+              caption=f"lmzip -N FILE; bpb over {file}, one thread; no level: -{DEFAULT}" if file else None)
     for n, lv in LEVELS.items():
         f = figures.get(n, {})
-        t.add_row(f"-{n}", lv.model, lv.flags or "-",
-                  f"{f['bpb']:.3f}" if f else "-", f"{f['compress_kbps']:.1f}/{f['decompress_kbps']:.1f}" if f else "-")
+        t.add_row(f"-{n}", lv.model, lv.what or "-", f"{f['bpb']:.3f}" if f else "-",
+                  f"{f['compress_kbps']:.1f}/{f['decompress_kbps']:.1f}" if f else "-",
+                  f"{f['peak_mib']:,}" if f.get("peak_mib") else "-")
     return t

@@ -99,12 +99,14 @@ class Settings:
     mix_level: int = MIX_LEVEL  # with mix: the counting level whose tables are mixed in
     match: bool = False  # decoding a file of format 8-10 with mix: its token match model (lmzip.coding.mix)
     counted_level: int = COUNTED_LEVEL  # with mix: the level a block over COUNTED_LARGE bytes is also counted alone at
+    lead: int = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (hybrid.Budget)
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
              adapt_block: int | None = None, seed: int | None = None, segment: int | None = None,
              rows: int | None = None, groups: int | None = None, device: str = "cpu",
-             threads: int | None = None, block_size: int | None = None, counting: int | None = None) -> Settings:
+             threads: int | None = None, block_size: int | None = None, counting: int | None = None,
+             tables: int | None = None, lead: int | None = None) -> Settings:
         """The settings for these options, every default applied here and nowhere else."""
         if adapt_block is not None and not 1 <= adapt_block <= 65535 or adapt_lr is not None and not adapt_lr > 0:
             raise ValueError("--adapt-block must be 1..65535 and --adapt-lr positive")
@@ -120,6 +122,8 @@ class Settings:
             raise ValueError("--block-size must be 1 KiB .. 4 GiB")
         if counting is not None and not 1 <= counting <= 9:
             raise ValueError("the counting level must be 1..9")
+        if tables is not None and not (mix and 1 <= tables <= 9):
+            raise ValueError("the counting tables' level must be 1..9, and needs --mix")
         if counting is not None and (mix or adapt):
             raise ValueError("counting codes without a language model: --mix and --adapt need one")
         cfg = None
@@ -132,7 +136,8 @@ class Settings:
             groups = SCRATCH_GROUPS if groups is None else groups
             counts = SCRATCH_ARITH
         return cls(mix, cfg, seed, segment, rows, groups, device, threads, counts, block_size or BLOCK_SIZE, counting,
-                   MIX_LEVEL)
+                   tables or MIX_LEVEL, counted_level=max(tables or 0, COUNTED_LEVEL),
+                   lead=1 if lead is None else lead)
 
     def counted_level_for(self, n: int) -> int:
         """With mix: the level a block of ``n`` bytes is also counted alone at."""
@@ -145,6 +150,9 @@ class Settings:
 
     def layout(self, n_tokens: int) -> tuple[int, int]:
         """(segment length, groups) for an input of ``n_tokens`` tokens."""
-        seg = self.segment or (segment_length(n_tokens, 1, self.rows) if self.rows else segment_length(n_tokens))
+        # fewer rows make longer segments, never shorter ones than MIN_SEGMENT; learning from scratch (seed)
+        # keeps its rows however short its segments come out: steps, not context, decide there
+        least = 1 if self.seed is not None else MIN_SEGMENT
+        seg = self.segment or (segment_length(n_tokens, least, self.rows) if self.rows else segment_length(n_tokens))
         n_segments = -(-n_tokens // seg)
         return seg, max(1, min(n_segments, self.groups or auto_groups(n_tokens, n_segments)))

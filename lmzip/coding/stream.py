@@ -158,7 +158,7 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
             progress(1, 1)
         return counted
     budget = None if counted is None else Budget(len(counted[0]), marks if marks[-1] else None, len(data),
-                                                 token_bytes=token_bytes(model))
+                                                 lead=settings.lead, token_bytes=token_bytes(model))
 
     try:
         coded = codec.encode(data, model, settings, progress, workers, block=block, last=last, budget=budget)

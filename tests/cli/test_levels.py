@@ -7,6 +7,7 @@ from click.testing import CliRunner
 
 from lmzip import api, levels
 from lmzip.cli.main import main
+from lmzip.coding.settings import MIX_LEVEL
 from lmzip.models import registry
 
 
@@ -29,26 +30,26 @@ def test_the_levels_are_a_frontier_of_shipped_models():
     assert (lv.model, lv.mix, lv.adapt) == (registry.DEFAULT_MODEL, True, False)  # plain compress is -4
     figures = levels.measured()
     assert sorted(figures) == list(range(1, 10))
-    points = sorted({lv: n for n, lv in reversed(levels.LEVELS.items())}.values())  # each point's first level
-    bpb = [figures[n]["bpb"] for n in points]
-    speed = [figures[n]["compress_kbps"] for n in points]
-    assert len(points) >= 6 and bpb == sorted(set(bpb), reverse=True) and speed == sorted(set(speed), reverse=True)
-    assert all(figures[n] == figures[max(m for m in points if m <= n)] for n in range(1, 10))  # a point's levels alike
+    assert len(set(levels.LEVELS.values())) == 9  # nine settings, nine points
+    bpb = [figures[n]["bpb"] for n in range(1, 10)]
+    speed = [figures[n]["compress_kbps"] for n in range(1, 10)]
+    assert bpb == sorted(set(bpb), reverse=True) and speed == sorted(set(speed), reverse=True)
+    assert figures[1]["peak_mib"] <= 300 and all(f["peak_mib"] <= 3 * 1024 for f in figures.values())
 
 
-@pytest.mark.parametrize("args, model, mix, adapt", [
-    (["compress", "-1"], "cm-6", False, False),
-    (["-3"], "lstm-wide", True, False),  # gzip's form: no subcommand
-    (["-9"], "gpt-large", True, True),
-    (["compress", "-2", "--adapt"], "lstm-small", True, True),  # flags add to the level's
-    (["compress"], "gpt-wide", True, False),  # no level: the default, -4
-    (["compress", "-5", "-m", "lstm-small"], "lstm-small", True, False),  # -m replaces the level's model
+@pytest.mark.parametrize("args, model, mix, adapt, tables", [
+    (["compress", "-1"], "cm-6", False, False, 0),
+    (["-3"], "lstm-large", True, False, MIX_LEVEL),  # gzip's form: no subcommand
+    (["-9"], "gpt-large", True, True, 9),  # -9 mixes level 9's counting tables in
+    (["compress", "-2", "--adapt"], "lstm-small", True, True, MIX_LEVEL),  # flags add to the level's
+    (["compress"], "gpt-wide", True, False, MIX_LEVEL),  # no level: the default, -4
+    (["compress", "-5", "-m", "lstm-small"], "lstm-small", True, False, MIX_LEVEL),  # -m replaces the level's model
 ])
-def test_a_level_codes_with_its_model_and_modes(run, tmp_path, args, model, mix, adapt, model_frames):
+def test_a_level_codes_with_its_model_and_modes(run, tmp_path, args, model, mix, adapt, tables, model_frames):
     r = run(*args, "-q", "-c", "a.txt")
     assert r.exit_code == 0, r.output
     head = api.inspect(r.stdout_bytes)
-    assert (head.model_name, head.mix, head.adapt) == (model, mix, adapt)
+    assert (head.model_name, head.mix, head.adapt, head.mix_level) == (model, mix, adapt, tables)
     (tmp_path / "x.lmz").write_bytes(r.stdout_bytes)
     back = run("-d", "-9", "-q", "-o", "b.txt", "x.lmz")  # a level means nothing to decompression: ignored
     assert back.exit_code == 0, back.output
@@ -67,15 +68,42 @@ KINDS = {"text": b"Alice was beginning to get very tired of sitting by her siste
          "repeats": b"ab" * 40}
 
 
-@pytest.mark.parametrize("level", sorted({lv: n for n, lv in reversed(levels.LEVELS.items())}.values()))
+MODES = {(lv.model, lv.mix, lv.adapt): n for n, lv in reversed(levels.LEVELS.items())}  # each one's first level
+
+
+@pytest.mark.parametrize("level", sorted(MODES.values()))
 def test_every_level_round_trips_every_kind_of_input(level, model_frames):
-    """Each point of the frontier codes every kind of input with its own model and modes (the mixed frame
-    kept even where counting alone would be smaller) and gives the bytes back."""
+    """Each model and modes of the levels codes every kind of input (the mixed frame kept even where
+    counting alone would be smaller) and gives the bytes back; rows and tables change only the layout."""
     lv = levels.LEVELS[level]
-    c = api.LMCompressor(lv.model, mix=lv.mix, adapt=lv.adapt, jobs=1)
+    c = api.LMCompressor(lv.model, jobs=1, **(lv.options() if lv.model != "cm" else {}))
     for kind, data in KINDS.items():
         blob = c.compress(data)
         assert api.decompress(blob, jobs=1) == data, kind
         head = api.inspect(blob)
         if kind in ("text", "code", "repeats"):  # these are coded (the others may be stored: nothing to gain)
             assert not head.stored and head.counting == (lv.model == "cm") and head.mix == lv.mix, kind
+
+
+def test_fewer_rows_make_longer_segments_never_shorter_ones():
+    """A level's rows cap the segments side by side; a small input keeps segments of MIN_SEGMENT tokens
+    (fewer rows), unless it learns from scratch, whose rows are kept however short the segments."""
+    from lmzip.coding import settings as st
+
+    assert st.Settings(rows=32).layout(100_000)[0] == 3125  # 32 segments
+    assert st.Settings(rows=32).layout(4000)[0] == st.MIN_SEGMENT  # 16 segments, not 32 of 125
+    assert st.Settings(rows=16, seed=1).layout(4000)[0] == 250  # from scratch: its 16 rows
+
+
+def test_a_levels_tables_are_the_mixed_and_the_counted_ones():
+    """``tables`` sets the counting level mixed in and the one a large block is counted alone at (never
+    below the default's); it needs --mix."""
+    from lmzip.coding import settings as st
+
+    nine = st.Settings.make(mix=True, tables=9)
+    assert (nine.mix_level, nine.counted_level) == (9, 9)
+    assert st.Settings.make(mix=True, tables=6).counted_level == st.COUNTED_LEVEL
+    assert st.Settings.make(mix=True).mix_level == st.MIX_LEVEL
+    for bad in (dict(tables=9), dict(mix=True, tables=10)):
+        with pytest.raises(ValueError, match="tables"):
+            st.Settings.make(**bad)

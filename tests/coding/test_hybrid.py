@@ -284,3 +284,14 @@ def test_a_block_of_short_tokens_is_never_coded_mixed(bpe_model, monkeypatch):
     st = Settings(mix=True)
     assert codec.encode(TEXT, bpe_model, st, budget=hybrid.Budget(10**6, token_bytes=per + 1)) is None and not ran
     assert codec.encode(TEXT, bpe_model, st, budget=hybrid.Budget(10**6, token_bytes=per)) is not None and ran
+
+
+def test_a_settings_lead_reaches_the_budget(bpe_model, monkeypatch):
+    """The levels that trail counting longer (lmzip.levels.PATIENT) hand their lead to the budget."""
+    seen = []
+    real = codec.encode
+    monkeypatch.setattr(codec, "encode", lambda *a, budget=None, **k: seen.append(budget)
+                        or real(*a, budget=budget, **k))
+    for lead in (1, -3):
+        stream.compress_stream(io.BytesIO(TEXT), io.BytesIO(), bpe_model, Settings.make(mix=True, lead=lead))
+    assert [b.lead for b in seen] == [1, -3]

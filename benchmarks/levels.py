@@ -1,0 +1,155 @@
+"""The levels -1 … -9 as a frontier (issue 36): each level's size over a sample of every kind of input,
+its speed both ways on alice29.txt and its peak memory, each level in a process of its own, one thread.
+
+`sizes` compresses the first 64 KB of every file of the 42 bench files and the kinds set (54 files; a
+sample, so the slowest levels fit in minutes: -9 codes ~2 KB/s) and sums the bytes; `speed` runs each
+level on the whole of alice29.txt in a fresh process (compress, then decompress and compare) and reads
+the process's peak resident memory; `report` writes benchmarks/results/levels.{json,md} and
+lmzip/weights/levels.json, the table `lmzip models` and the README print. A level is a point of the
+frontier where it writes fewer bytes over the sample than every faster level and is no faster than the
+level below it.
+
+    .venv/bin/python benchmarks/levels.py sizes --levels 9,2,3,4 &    # two halves side by side: sizes
+    .venv/bin/python benchmarks/levels.py sizes --levels 8,7,6,5,1    # do not depend on the machine's load
+    .venv/bin/python benchmarks/levels.py speed                       # alone: seconds and memory
+    .venv/bin/python benchmarks/levels.py report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = ROOT / "runs" / "levels"
+OUT = ROOT / "benchmarks" / "results"
+SAMPLE = 65536  # bytes from the start of each file
+ALICE = ROOT.parent / "shared" / "corpora" / "bench" / "canterbury" / "alice29.txt"
+
+
+def _one_thread() -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def compressor(n: int):
+    """Level ``n`` as `lmzip -N` codes, one job and one thread."""
+    from lmzip.api import LMCompressor
+    from lmzip.levels import LEVELS
+
+    lv = LEVELS[n]
+    return LMCompressor(lv.model, jobs=1, threads=1, **(lv.options() if lv.model != "cm" else {}))
+
+
+def sizes(levels: list[int]) -> None:
+    """Every level's compressed size of the sample, file by file (runs/levels/sizes-N.json)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from floor import inputs
+
+    _one_thread()
+    RUNS.mkdir(parents=True, exist_ok=True)
+    for n in levels:
+        lm, files, t0 = compressor(n), {}, time.perf_counter()
+        for name, path in inputs():
+            data = path.read_bytes()[:SAMPLE]
+            files[name] = {"bytes": len(data), "compressed": len(lm.compress(data))}
+        total = sum(f["bytes"] for f in files.values())
+        out = sum(f["compressed"] for f in files.values())
+        row = {"level": n, "bytes": total, "compressed": out, "bpb": 8 * out / total,
+               "seconds": round(time.perf_counter() - t0, 1), "files": files}
+        (RUNS / f"sizes-{n}.json").write_text(json.dumps(row, indent=1) + "\n")
+        print(f"-{n}: {out:,} of {total:,} bytes, {row['bpb']:.4f} bpb", flush=True)
+
+
+def speed_child(n: int) -> None:
+    """In a process of its own: level ``n`` on alice29.txt both ways; prints one JSON line."""
+    _one_thread()
+    lm, data = compressor(n), ALICE.read_bytes()
+    t0 = time.perf_counter()
+    blob = lm.compress(data)
+    t1 = time.perf_counter()
+    ok = lm.decompress(blob) == data
+    t2 = time.perf_counter()
+    from lmzip.arith import exact
+
+    print(json.dumps({"level": n, "bytes": len(data), "compressed": len(blob), "compress_s": t1 - t0,
+                      "decompress_s": t2 - t1, "verified": ok, "int8_gemm": exact.INT8_GEMM,
+                      "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+
+
+def speed(levels: list[int]) -> None:
+    """Each level's speed and peak memory on alice29.txt (runs/levels/speed-N.json), one process each."""
+    RUNS.mkdir(parents=True, exist_ok=True)
+    for n in levels:
+        res = subprocess.run([sys.executable, __file__, "speed-child", str(n)], capture_output=True, text=True,
+                             check=True, cwd=ROOT)
+        row = json.loads(res.stdout.strip().splitlines()[-1])
+        suffix = "" if row["int8_gemm"] else "-int8-off"
+        (RUNS / f"speed-{n}{suffix}.json").write_text(json.dumps(row, indent=1) + "\n")
+        print(f"-{n}{suffix}: {row['bytes'] / 1e3 / row['compress_s']:.1f} / "
+              f"{row['bytes'] / 1e3 / row['decompress_s']:.1f} KB/s, {row['peak_mib']} MiB", flush=True)
+
+
+def _load(name: str) -> dict | None:
+    path = RUNS / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def report() -> None:
+    """results/levels.{json,md} and lmzip/weights/levels.json from the runs."""
+    from lmzip.levels import LEVELS
+    from lmzip.models import registry
+
+    rows, shipped = [], {}
+    for n, lv in LEVELS.items():
+        sz, sp, off = _load(f"sizes-{n}.json"), _load(f"speed-{n}.json"), _load(f"speed-{n}-int8-off.json")
+        if not (sz and sp):
+            continue
+        kbps = [sp["bytes"] / 1e3 / sp[k] for k in ("compress_s", "decompress_s")]
+        row = {"level": n, "model": lv.model, "mode": lv.what or "-", "bpb": round(sz["bpb"], 4),
+               "sample_bytes": sz["bytes"], "compressed": sz["compressed"],
+               "alice_bpb": 8 * sp["compressed"] / sp["bytes"],
+               "compress_kbps": round(kbps[0], 1), "decompress_kbps": round(kbps[1], 1), "peak_mib": sp["peak_mib"]}
+        if off:
+            row["int8_off_kbps"] = [round(off["bytes"] / 1e3 / off[k], 1) for k in ("compress_s", "decompress_s")]
+        rows.append(row)
+        shipped[n] = {"bpb": round(sz["bpb"], 3), "compress_kbps": row["compress_kbps"],
+                      "decompress_kbps": row["decompress_kbps"], "peak_mib": sp["peak_mib"],
+                      "file": f"the first {SAMPLE // 1024} KB of the bench and kinds files; KB/s on alice29.txt"}
+    (OUT / "levels.json").write_text(json.dumps({"sample": SAMPLE, "rows": rows}, indent=1) + "\n")
+    lines = [f"The levels (benchmarks/levels.py): bits per byte over the first {SAMPLE // 1024} KB of each of the 42 "
+             "bench files and the kinds set (54 files); KB/s and peak memory on alice29.txt, whole, each level in a "
+             "process of its own, one thread.", "",
+             "| level | model | mode | bpb (sample) | bpb (alice29) | KB/s c / d | int8 off: KB/s c / d | peak MiB |",
+             "|---|---|---|---:|---:|---|---|---:|"]
+    for r in rows:
+        off = r.get("int8_off_kbps")
+        lines.append(f"| -{r['level']} | {r['model']} | {r['mode']} | {r['bpb']:.4f} | {r['alice_bpb']:.3f} | "
+                     f"{r['compress_kbps']:.1f} / {r['decompress_kbps']:.1f} | "
+                     f"{f'{off[0]:.1f} / {off[1]:.1f}' if off else '–'} | {r['peak_mib']:,} |")
+    (OUT / "levels.md").write_text("\n".join(lines) + "\n")
+    (registry.SHIPPED / "levels.json").write_text(json.dumps(shipped, indent=1) + "\n")
+    print("\n".join(lines))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cmd", choices=["sizes", "speed", "speed-child", "report"])
+    ap.add_argument("level", nargs="?", type=int)
+    ap.add_argument("--levels", default="1,2,3,4,5,6,7,8,9")
+    args = ap.parse_args()
+    levels = [int(x) for x in args.levels.split(",")]
+    {"sizes": lambda: sizes(levels), "speed": lambda: speed(levels), "speed-child": lambda: speed_child(args.level),
+     "report": report}[args.cmd]()
+
+
+if __name__ == "__main__":
+    main()
