@@ -8,8 +8,8 @@ measures them, one process and one thread each, into levels.json beside the weig
 is counted alone (lmzip.coding.stream), so a higher level never pays much more than counting where the
 model knows nothing.
 
--5 … -9 code fewer segments side by side (``rows``): longer segments cold-start less and the counting
-models mixed in see more of each, for fewer bytes at less speed (gpt-large --mix --adapt on alice29.txt:
+-3 and -6 … -9 code fewer segments side by side (``rows``): longer segments cold-start less and the
+counting models mixed in see more of each, for fewer bytes at less speed (gpt-large --mix --adapt on alice29.txt:
 1.365 bits per byte in 3,312 MiB with the default's ~196 rows, 1.345 in 1,770 MiB with 64, 1.334 in
 1,306 MiB with 32, 1.335 with 16); -9 adds the largest counting tables (level 9's).
 """
@@ -64,7 +64,8 @@ class Level:
 # the mixed coder then wins by 18% (13,778 bytes counted, 11,302 mixed at -6's setting)
 PATIENT = -3
 LEVELS: dict[int, Level] = {
-    1: Level("cm"), 2: Level("lstm-small", mix=True), 3: Level("lstm-large", mix=True), 4: Level("gpt-wide", mix=True),
+    1: Level("cm"), 2: Level("lstm-small", mix=True), 3: Level("lstm-small", mix=True, rows=64),
+    4: Level("gpt-wide", mix=True),
     5: Level("gpt-large", mix=True), 6: Level("gpt-large", mix=True, rows=64, lead=PATIENT),
     7: Level("gpt-large", mix=True, adapt=True, rows=64, lead=PATIENT),
     8: Level("gpt-large", mix=True, adapt=True, rows=32, lead=PATIENT),

@@ -144,7 +144,7 @@ def level_table() -> Table:
               caption=f"lmzip -N FILE; bpb over {file}, one thread; no level: -{DEFAULT}" if file else None)
     for n, lv in LEVELS.items():
         f = figures.get(n, {})
-        t.add_row(f"-{n}", lv.model, lv.what or "-", f"{f['bpb']:.3f}" if f else "-",
+        t.add_row(f"-{n}", lv.model, lv.what or "-", f"{f['bpb']:.4f}" if f else "-",
                   f"{f['compress_kbps']:.1f}/{f['decompress_kbps']:.1f}" if f else "-",
                   f"{f['peak_mib']:,}" if f.get("peak_mib") else "-")
     return t
