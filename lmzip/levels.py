@@ -75,7 +75,7 @@ DEFAULT = 4  # what `lmzip compress` does without a level: the default model wit
 
 
 def measured() -> dict[int, dict]:
-    """Each level's bits per byte and KB/s as benchmarks/speed.py measured them ({} where not measured)."""
+    """Each level's bits per byte, KB/s and peak memory as benchmarks/levels.py measured them ({} where not)."""
     try:
         return {int(k): v for k, v in json.loads((registry.SHIPPED / "levels.json").read_text()).items()}
     except (OSError, ValueError):
