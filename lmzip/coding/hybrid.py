@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from lmzip.coding.settings import LEAD
 from lmzip.errors import IntegrityError
 
 
@@ -92,7 +93,7 @@ class Budget:
     text: int = 0
     start: tuple[int, int] = (1, 16)  # judged from this part of the block on (from a 64th on, Wikipedia's
     # XML header made enwik5's group give up a block the model wins by 24%)
-    lead: int = 1  # percent below counting's cost the groups must keep
+    lead: int = LEAD  # percent below counting's cost the groups must keep (Settings.lead)
     slack: int = 64  # bytes
     token_bytes: int = 0  # the least bytes per 100 tokens the model is tried on (0: every block; ``short``)
 

@@ -40,6 +40,7 @@ MIX_LEVEL = 5
 # A smaller block is counted at SMALL_COUNTED_LEVEL, -1's: there level 8 gains ~0.1-0.5% and costs its
 # tables' setting up (fields.c, 11 KB: 0.15 s against 0.05 s at 6).
 COUNTED_LEVEL, COUNTED_LARGE, SMALL_COUNTED_LEVEL = 8, 1 << 20, cm_format.DEFAULT_LEVEL
+LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (hybrid.Budget)
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class Settings:
     mix_level: int = MIX_LEVEL  # with mix: the counting level whose tables are mixed in
     match: bool = False  # decoding a file of format 8-10 with mix: its token match model (lmzip.coding.mix)
     counted_level: int = COUNTED_LEVEL  # with mix: the level a block over COUNTED_LARGE bytes is also counted alone at
-    lead: int = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (hybrid.Budget)
+    lead: int = LEAD  # with mix: how far ahead of counting the mixed coder must stay (levels may set < 0)
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
@@ -137,7 +138,7 @@ class Settings:
             counts = SCRATCH_ARITH
         return cls(mix, cfg, seed, segment, rows, groups, device, threads, counts, block_size or BLOCK_SIZE, counting,
                    tables or MIX_LEVEL, counted_level=max(tables or 0, COUNTED_LEVEL),
-                   lead=1 if lead is None else lead)
+                   lead=LEAD if lead is None else lead)
 
     def counted_level_for(self, n: int) -> int:
         """With mix: the level a block of ``n`` bytes is also counted alone at."""
