@@ -10,7 +10,9 @@ on alice29.txt. Writes benchmarks/results/floor.{json,md}.
 
     .venv/bin/python benchmarks/kinds_set.py                       # the kinds set, once
     .venv/bin/python benchmarks/floor.py --levels 1,4              # the default against -1
-    LMZIP_INT8_GEMM=off .venv/bin/python benchmarks/floor.py --levels 4   # floor-int8-off.*: a CPU without VNNI
+    LMZIP_INT8_GEMM=off .venv/bin/python benchmarks/floor.py --levels 4   # floor-int8-off.*: float32 products
+    ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+        .venv/bin/python benchmarks/floor.py --levels 4            # floor-avx2.*: the libraries of a CPU without VNNI
     .venv/bin/python benchmarks/floor.py --report                  # floor.md again from floor.json
 """
 
@@ -124,7 +126,7 @@ def main() -> None:
     args = ap.parse_args()
     out = Path(args.out)
     if args.report:
-        for name in (stem(True), stem(False)):
+        for name in ("floor", "floor-int8-off", "floor-avx2"):
             if (out / f"{name}.json").exists():
                 done = json.loads((out / f"{name}.json").read_text())
                 write(out, done["rows"], {k: v for k, v in done.items() if k != "rows"})
@@ -138,19 +140,24 @@ def main() -> None:
         rows += measure(lv, inputs())
     from lmzip.arith import exact
 
-    write(out, rows, {"cpu": torch.backends.cpu.get_cpu_capability(), "int8_gemm": exact.INT8_GEMM})
+    write(out, rows, {"cpu": torch.backends.cpu.get_cpu_capability(), "int8_gemm": exact.int8_gemm(1024),
+                      "kernel": exact.KERNEL, "isa": os.environ.get("ONEDNN_MAX_CPU_ISA", "")})
 
 
-def stem(int8_gemm: bool) -> str:
-    """floor, or floor-int8-off where the float32 products ran (a CPU without VNNI, or LMZIP_INT8_GEMM=off)."""
-    return "floor" if int8_gemm else "floor-int8-off"
+def stem(meta: dict) -> str:
+    """floor; floor-avx2 where oneDNN was held to AVX2 (ONEDNN_MAX_CPU_ISA=AVX2: what a CPU without VNNI
+    runs); floor-int8-off where the float32 products ran (LMZIP_INT8_GEMM=off)."""
+    if not meta["int8_gemm"]:
+        return "floor-int8-off"
+    return "floor-avx2" if meta.get("isa", "").upper() == "AVX2" else "floor"
 
 
 def write(out: Path, rows: list[dict], meta: dict) -> None:
-    """floor.{json,md} (floor-int8-off.* without the int8 GEMM)."""
-    name = stem(meta["int8_gemm"])
+    """floor.{json,md} (floor-avx2.* or floor-int8-off.*, see ``stem``)."""
+    name = stem(meta)
     (out / f"{name}.json").write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
-    text = report(rows) + ["", f"CPU capability {meta['cpu']}, int8 GEMM {'on' if meta['int8_gemm'] else 'off'}."]
+    kernel = meta.get("kernel", "an int8 kernel" if meta["int8_gemm"] else "float32")
+    text = report(rows) + ["", f"CPU capability {meta['cpu']}, product kernel {kernel}."]
     (out / f"{name}.md").write_text("\n".join(text) + "\n")
     print("\n".join(text[:8]))
 

@@ -89,7 +89,7 @@ def speed_child(n: int) -> None:
     if LEVELS[n].model != "cm":
         from lmzip.arith import exact
 
-        int8 = exact.INT8_GEMM
+        int8 = exact.int8_gemm(1024)
     print(json.dumps({"level": n, "bytes": len(data), "compressed": len(blob), "compress_s": t1 - t0,
                       "decompress_s": t2 - t1, "verified": ok, "int8_gemm": int8, "peak_mib": peak}))
 

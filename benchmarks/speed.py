@@ -64,7 +64,7 @@ t1 = time.perf_counter()
 out = codec.decode(*fmt.unpack(blob), lm, workers=procs, threads=threads); t2 = time.perf_counter()
 from lmzip.arith import exact
 print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, "threads": threads,
-  "int8_gemm": exact.INT8_GEMM, "cpu": torch.backends.cpu.get_cpu_capability(),
+  "int8_gemm": exact.int8_gemm(1024), "kernel": exact.KERNEL, "cpu": torch.backends.cpu.get_cpu_capability(),
   "groups": head.groups,
   "arithmetic": head.arith,
   "bytes": len(data), "compressed": len(blob), "stored": head.stored,
@@ -164,14 +164,14 @@ def _kbps(x: dict, key: str) -> str:
 
 
 def _cpu_line(rows: list[dict]) -> str:
-    """The CPU the rows were measured on: its model name, torch's capability, whether the probe took int8."""
+    """The CPU the rows were measured on: its model name, torch's capability, the kernel the probe took."""
     import platform
 
     name = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
                  if ln.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else "?"
     caps = sorted({x.get("cpu", "?") for x in rows if "cpu" in x})
-    int8 = sorted({str(x["int8_gemm"]) for x in rows if "int8_gemm" in x})
-    return f"{name}, torch capability {'/'.join(caps) or '?'}, int8 GEMM chosen: {'/'.join(int8) or '?'}"
+    kernel = sorted({str(x.get("kernel", x["int8_gemm"])) for x in rows if "int8_gemm" in x})
+    return f"{name}, torch capability {'/'.join(caps) or '?'}, product kernel chosen: {'/'.join(kernel) or '?'}"
 
 
 if __name__ == "__main__":

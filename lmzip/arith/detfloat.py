@@ -89,7 +89,7 @@ def dsum(x: Tensor, dim: int) -> Tensor:
 def dmm(a: Tensor, b: Tensor) -> Tensor:
     """a [..., M, K] @ b [..., K, N]: a's rows and b's columns quantized, the integer product exact."""
     if _PRODUCTS.get() == 2:
-        if _cpu(a) and a.dim() == 2 and exact.int8_gemm(a.shape[-1]):
+        if _cpu(a) and a.dim() == 2 and exact.limb_gemm(a.shape[-1]):
             return _limb_dmm(a, b)
         qa, sa = quant(a, -1, LIMB_BITS[0])
         qb, sb = quant(b, -2, LIMB_BITS[1])
@@ -107,7 +107,7 @@ def dmm(a: Tensor, b: Tensor) -> Tensor:
 def by(b: Tensor) -> Callable[[Tensor], Tensor]:
     """``a -> dmm(a, b)`` for many ``a`` against one ``b`` (an LSTM's recurrent weights, step after
     step), with b's quantization done once: the same bits as dmm."""
-    if _PRODUCTS.get() == 2 and _cpu(b) and b.dim() == 2 and exact.int8_gemm(b.shape[0]):
+    if _PRODUCTS.get() == 2 and _cpu(b) and b.dim() == 2 and exact.limb_gemm(b.shape[0]):
         limbs = _right_limbs(b)
         return lambda a: _limb_dmm(a, b, limbs) if _cpu(a) and a.dim() == 2 else dmm(a, b)
     return lambda a: dmm(a, b)

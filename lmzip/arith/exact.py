@@ -8,9 +8,9 @@ the coding path
      ``Quant`` of the file's arithmetic) over chunks of at most ``chunk`` terms, so every partial sum
      is an integer below 2^24 and float32 holds it exactly, whatever order, blocking, ISA, thread count
      or GPU the backend uses; chunks are added in float64, where integers are exact up to 2^53.
-     Arithmetic 3's operands fit int8 (±63 x ±127), so an int8 GEMM with int32 sums (torch._int_mm:
-     oneDNN's VNNI/AMX kernels) computes the same integers faster; its weights keep to 7 bits because
-     the kernels of CPUs without VNNI add pairs of u8 x s8 products in int16 after shifting the
+     Arithmetic 3's operands fit int8 (±63 x ±127), so an int8 GEMM with int32 sums (lmzip.arith.gemm:
+     oneDNN's kernels) computes the same integers faster; its weights keep to 7 bits because the
+     kernels of CPUs without VNNI add pairs of u8 x s8 products in int16 after shifting the
      activations by 128 (255 * 63 * 2 < 2^15: no pair saturates; with 8-bit weights some do);
   2. every other sum or product is of integers in float64 or int64 that stay below 2^53 (so exact
      in any order), or a max, or a lookup;
@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from lmzip.arith import kernels
+from lmzip.arith import gemm, kernels
 
 # the compiled kernels (lmzip.arith.kernels) do on the CPU what the torch code below does anywhere, bit for
 # bit; LMZIP_REFERENCE=1 runs the torch code on the CPU too (tests compare the two)
@@ -269,68 +269,23 @@ def quantize_rows(x: Tensor, quant: Quant) -> tuple[Tensor, Tensor]:
 def int_matmul(q: Tensor, w: Tensor, quant: Quant, exact32: bool = False) -> Tensor:
     """q [..., K] times w [N, K] transposed, both integer-valued float32: exact, as float64 [..., N]
     (or, with ``exact32`` and one chunk, as the float32 that already holds it exactly)."""
-    K = q.shape[-1]
-    if K <= quant.chunk:
-        out = torch.nn.functional.linear(q, w)
-        return out if exact32 else out.double()
-    out = None
-    for a in range(0, K, quant.chunk):
-        part = torch.nn.functional.linear(q[..., a : a + quant.chunk], w[:, a : a + quant.chunk]).double()
-        out = part if out is None else out + part
-    return out
+    return gemm.int_matmul(q, w, quant.chunk, exact32)
 
 
-def _int8_gemm_works() -> bool:
-    """Whether torch._int_mm multiplies int8 matrices on this CPU (it is private API: check, never assume)."""
-    try:
-        a = torch.full((3, 40), 127, dtype=torch.int8)
-        b = torch.full((40, 16), -63, dtype=torch.int8)
-        return bool((torch._int_mm(a, b) == -127 * 63 * 40).all())
-    except Exception:  # noqa: BLE001 - any failure means: use the float32 products
-        return False
-
-
-PROBE_SHAPE = (64, 384, 384)  # rows x terms x outputs: one product the size of a small model's, ~9.4M MACs
-
-
-def _best_time(f, reps: int = 3) -> float:
-    import time
-
-    f()  # the first call builds the kernel
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-def _int8_gemm_is_faster() -> bool:
-    """Whether the int8 GEMM beats the float32 product of the same integers here (a probe of a few ms): with
-    VNNI or AMX it is several times faster, without them (AVX2 alone) oneDNN's int8 path is up to 60x slower.
-    Both give the same integers, so the choice changes speed, never a byte."""
-    m, k, n = PROBE_SHAPE
-    a8, b8 = torch.ones((m, k), dtype=torch.int8), torch.ones((k, n), dtype=torch.int8)
-    a32, w32 = torch.ones((m, k)), torch.ones((n, k))
-    return _best_time(lambda: torch._int_mm(a8, b8)) < _best_time(lambda: torch.nn.functional.linear(a32, w32))
-
-
-def _choose_int8_gemm() -> bool:
-    """The int8 GEMM where it works and is the faster product (LMZIP_INT8_GEMM=off|on|auto overrides the
-    probe; "on" still needs a GEMM that works)."""
-    want = os.environ.get("LMZIP_INT8_GEMM", "auto").lower()
-    if not FAST or want in ("0", "off", "no") or not _int8_gemm_works():
-        return False
-    return want in ("1", "on", "yes") or _int8_gemm_is_faster()
-
-
-INT8_GEMM = _choose_int8_gemm()
-INT8_MIN_K = 8  # torch 2.13's _int_mm returns wrong sums for K = 1 (tests/arith); short products are cheap anyway
+_TIMES = gemm.timings(FAST)
+KERNEL = min(_TIMES, key=_TIMES.__getitem__)  # arithmetic 3's products here (lmzip.arith.gemm): speed, never bytes
+# learning's products (lmzip.arith.detfloat) multiply int8 limbs with torch._int_mm where it beats float32
+LIMB_GEMM = gemm.INT_MM in _TIMES and _TIMES[gemm.INT_MM] <= _TIMES.get(gemm.FLOAT32, float("inf"))
 
 
 def int8_gemm(k: int) -> bool:
-    """Whether a product over ``k`` terms may use the int8 GEMM here."""
-    return INT8_GEMM and k >= INT8_MIN_K
+    """Whether a product over ``k`` terms may use an int8 kernel here."""
+    return KERNEL != gemm.FLOAT32 and k >= gemm.INT8_MIN_K
+
+
+def limb_gemm(k: int) -> bool:
+    """Whether learning's products over ``k`` terms multiply int8 limbs with torch._int_mm here."""
+    return LIMB_GEMM and k >= gemm.INT8_MIN_K
 
 
 class _Gemm:
@@ -338,7 +293,8 @@ class _Gemm:
 
     def __init__(self, quant: Quant, w: Tensor):
         self.quant, self.w = quant, w  # [N, K] integer float32
-        self.w8 = w.to(torch.int8).T.contiguous() if quant.int8 and int8_gemm(w.shape[1]) else None  # [K, N]
+        int8 = quant.int8 and int8_gemm(w.shape[1])
+        self.w8 = gemm.Int8Weights(KERNEL, w.to(torch.int8)) if int8 else None
 
     def to(self, device: str) -> None:
         self.w = self.w.to(device)
@@ -347,10 +303,10 @@ class _Gemm:
 
     def cpu(self, rows: np.ndarray, prologue) -> tuple[np.ndarray, ...]:
         """The compiled path: quantize ``rows`` with ``prologue`` into int8 or float32, then the exact
-        product (int32 from the int8 GEMM, float32 otherwise: the same integers)."""
+        product (int32 or float32 from an int8 kernel, float32 otherwise: the same integers)."""
         if self.w8 is not None:
             q, *rest = prologue(rows, float(self.quant.act), np.int8)
-            return (torch._int_mm(torch.from_numpy(q), self.w8).numpy(), *rest)
+            return (self.w8.times(q), *rest)
         q, *rest = prologue(rows, float(self.quant.act), np.float32)
         return (int_matmul(torch.from_numpy(q), self.w, self.quant, exact32=True).numpy(), *rest)
 

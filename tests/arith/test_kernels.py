@@ -7,7 +7,7 @@ import types
 import pytest
 import torch
 
-from lmzip.arith import detfloat, exact, kernels
+from lmzip.arith import detfloat, exact, gemm, kernels
 from lmzip.coding import codec
 from lmzip.coding.settings import Settings
 from lmzip.models.qmodel import QK_CLAMP
@@ -46,13 +46,14 @@ def test_tables(reference, name):
 
 
 @pytest.mark.parametrize("quant", [exact.Q9, exact.Q8], ids=["arith1", "arith3"])
-@pytest.mark.parametrize("int8", [True, False], ids=["int8-gemm", "float32-gemm"])
-def test_quantize_linear_norm_and_counts(reference, monkeypatch, quant, int8):
-    """Arithmetic 3 on the CPU multiplies int8 matrices (torch._int_mm), or float32 where that is
-    missing; the torch reference multiplies float32 everywhere: all give the same integers."""
-    if int8 and not exact._int8_gemm_works():
-        pytest.skip("torch._int_mm does not run here")
-    monkeypatch.setattr(exact, "INT8_GEMM", int8)
+@pytest.mark.parametrize("kernel", [gemm.INT_MM, gemm.ONEDNN, gemm.FLOAT32])
+def test_quantize_linear_norm_and_counts(reference, monkeypatch, quant, kernel):
+    """Arithmetic 3 on the CPU multiplies int8 matrices (either int8 kernel), or float32 where they are
+    slow or missing; the torch reference multiplies float32 everywhere: all give the same integers."""
+    if kernel != gemm.FLOAT32 and not gemm.works(kernel):
+        pytest.skip(f"{kernel} does not run here")
+    monkeypatch.setattr(exact, "KERNEL", kernel)
+    int8 = kernel != gemm.FLOAT32
     w, g, b = torch.randn(50, 40), torch.rand(40) + 0.5, torch.randn(40) * 0.1
     lin, norm = exact.QLinear(w, torch.randn(50), quant=quant), exact.QNormLinear(g, b, w, quant=quant)
     head = exact.QNormLinear(g, b, w, out_bits=6, quant=quant)
@@ -80,18 +81,19 @@ def test_counts_of_tied_and_signed_zero_logits_are_the_references(reference):
     assert (fast.double().sum(-1) == exact.count_total(4096)).all()
 
 
-def test_int8_products_at_their_limits_are_exact(monkeypatch):
+@pytest.mark.parametrize("kernel", gemm.INT8_KERNELS)
+def test_int8_products_at_their_limits_are_exact(monkeypatch, kernel):
     """The worst case of rule 1 for arithmetic 3: every operand at its bound, both signs, in one GEMM
-    of many terms (a backend that saturated pairs of products in int16 would fail here). Wherever the
-    int8 GEMM runs, fast or not (the probe may have chosen float32 here: a CPU without VNNI, or a busy one)."""
-    if not exact._int8_gemm_works():
-        pytest.skip("torch._int_mm does not run here")
-    monkeypatch.setattr(exact, "INT8_GEMM", True)
+    of many terms (a backend that saturated pairs of products in int16 would fail here), and a row count
+    the oneDNN kernel pads. Wherever the kernel runs, fast or not (the probe may have chosen another)."""
+    if not gemm.works(kernel):
+        pytest.skip(f"{kernel} does not run here")
+    monkeypatch.setattr(exact, "KERNEL", kernel)
     K = 1000
-    q = torch.tensor([[127.0] * K, [-127.0] * K, [127.0, -127.0] * (K // 2)])
+    q = torch.tensor([[127.0] * K, [-127.0] * K, [127.0, -127.0] * (K // 2)] * 7)
     w = exact.QLinear(torch.tensor([[1.0] * K, [-1.0] * K]), quant=exact.Q8)
-    assert w.gemm.w8.abs().max() == exact.Q8.wq
-    got = torch._int_mm(q.to(torch.int8), w.gemm.w8).double()
+    assert w.gemm.w8 is not None and w.gemm.w8.kernel == kernel
+    got = torch.from_numpy(w.gemm.w8.times(q.to(torch.int8).numpy())).double()
     assert torch.equal(got, q.double() @ w.gemm.w.double().T)
     assert got[0, 0] == 127 * 63 * K
 
@@ -105,8 +107,9 @@ def test_whole_models_code_the_same_bytes(reference, byte_model):
 def test_learning_products_from_int8_limbs_equal_the_float64_product(monkeypatch):
     """Arithmetic 4's learning products: four int8 GEMMs over the operands' limbs give the integers a
     float64 product of the same quantized operands gives (every row and column reaches its bound)."""
-    if not exact._int8_gemm_works():
+    if not gemm.works(gemm.INT_MM):
         pytest.skip("torch._int_mm does not run here")
+    monkeypatch.setattr(exact, "LIMB_GEMM", True)
     g = torch.Generator().manual_seed(1)
     for M, K, N in [(33, 70, 9), (5, 1, 3), (64, 384, 200)]:
         a = torch.randn(M, K, generator=g, dtype=torch.float64) * 3
@@ -114,9 +117,9 @@ def test_learning_products_from_int8_limbs_equal_the_float64_product(monkeypatch
         a[0] = 0.0
         with detfloat.products(2):
             fast = detfloat.dmm(a, b)
-            monkeypatch.setattr(exact, "INT8_GEMM", False)
+            monkeypatch.setattr(exact, "LIMB_GEMM", False)
             slow = detfloat.dmm(a, b)
-            monkeypatch.setattr(exact, "INT8_GEMM", True)
+            monkeypatch.setattr(exact, "LIMB_GEMM", True)
         assert torch.equal(fast, slow)
         if K > 1:
             with detfloat.products(1):
@@ -126,57 +129,76 @@ def test_learning_products_from_int8_limbs_equal_the_float64_product(monkeypatch
 def test_the_int8_gemm_is_not_used_where_torch_gets_it_wrong(monkeypatch):
     """torch._int_mm multiplies wrongly over one term (K = 1) when the right operand is a transposed
     column (strides (1, 1), as learning passes weights); such products take the float path."""
-    if not exact._int8_gemm_works():
+    if not gemm.works(gemm.INT_MM):
         pytest.skip("torch._int_mm does not run here")
     g = torch.Generator().manual_seed(0)
     a = torch.randint(-127, 128, (4, 1), generator=g, dtype=torch.int8)
     b = torch.randint(-63, 64, (5, 1), generator=g, dtype=torch.int8).T
     if torch.equal(torch._int_mm(a, b).long(), a.long() @ b.long()):
         pytest.skip("this torch multiplies K = 1 correctly")  # then the guard is only caution
-    monkeypatch.setattr(exact, "INT8_GEMM", True)  # as where the probe finds it the faster product
-    assert not exact.int8_gemm(1) and exact.int8_gemm(exact.INT8_MIN_K)
+    monkeypatch.setattr(exact, "KERNEL", gemm.INT_MM)  # as where the probe finds it the faster product
+    monkeypatch.setattr(exact, "LIMB_GEMM", True)
+    assert not exact.int8_gemm(1) and exact.int8_gemm(gemm.INT8_MIN_K)
+    assert not exact.limb_gemm(1) and exact.limb_gemm(gemm.INT8_MIN_K)
     assert exact.QLinear(torch.ones(5, 1), quant=exact.Q8).gemm.w8 is None
 
 
-def test_a_slow_int8_gemm_is_not_chosen(monkeypatch):
-    """The product is chosen by speed, not by whether it works: an int8 GEMM far slower than the float32
-    product of the same integers (oneDNN without VNNI: up to 60x) leaves the float32 path in place."""
-    if not exact._int8_gemm_works():
-        pytest.skip("torch._int_mm does not run here")
+def test_a_slow_int8_kernel_is_not_chosen(monkeypatch):
+    """The product is chosen by speed, not by whether it works: an int8 kernel far slower than the float32
+    product of the same integers (torch._int_mm without VNNI: up to 60x) is left out; a kernel that
+    multiplies wrongly is never taken, even where a user insists."""
     import time
 
-    real = torch._int_mm
+    runs = [k for k in gemm.INT8_KERNELS if gemm.works(k)]
+    if not runs:
+        pytest.skip("no int8 kernel runs here")
+    real = gemm.Int8Weights.times
     monkeypatch.delenv("LMZIP_INT8_GEMM", raising=False)
 
-    def slow(a, b):
+    def slow(self, q):
         time.sleep(0.05)  # far slower than any float32 product, even on a busy machine
-        return real(a, b)
+        return real(self, q)
 
-    monkeypatch.setattr(torch, "_int_mm", slow)
-    assert exact._choose_int8_gemm() is False
+    monkeypatch.setattr(gemm.Int8Weights, "times", slow)
+    monkeypatch.setattr(gemm, "works", lambda k: k in runs)
+    assert gemm.choose() == gemm.FLOAT32
     monkeypatch.setenv("LMZIP_INT8_GEMM", "on")  # a user may insist
-    assert exact._choose_int8_gemm() is True
-    monkeypatch.setattr(torch, "_int_mm", real)
+    assert gemm.choose() in runs
+    monkeypatch.setenv("LMZIP_INT8_GEMM", runs[0])  # on one kernel
+    assert gemm.choose() == runs[0]
+    monkeypatch.setattr(gemm.Int8Weights, "times", real)
+    monkeypatch.setattr(gemm, "works", lambda k: False)  # multiplies wrongly here
+    for want in ("on", "auto", *gemm.INT8_KERNELS):
+        monkeypatch.setenv("LMZIP_INT8_GEMM", want)
+        assert gemm.choose() == gemm.FLOAT32
     monkeypatch.setenv("LMZIP_INT8_GEMM", "off")
-    assert exact._choose_int8_gemm() is False
+    assert gemm.choose() == gemm.FLOAT32
+
+
+def test_a_kernel_that_multiplies_wrongly_does_not_work(monkeypatch):
+    """works() compares against the float64 product: a kernel that saturated, or failed, is refused."""
+    real = gemm.Int8Weights.times
+    monkeypatch.setattr(gemm.Int8Weights, "times", lambda self, q: real(self, q) // 2)  # wrong sums
+    assert not any(gemm.works(k) for k in gemm.INT8_KERNELS)
+    monkeypatch.setattr(gemm.Int8Weights, "times", lambda self, q: 1 / 0)
+    assert not any(gemm.works(k) for k in gemm.INT8_KERNELS)
 
 
 @pytest.mark.parametrize("mix", [False, True], ids=["model", "mixed"])
-def test_both_products_write_the_same_file(monkeypatch, byte_model, mix):
-    """The int8 GEMM and the float32 product give the same integers: the same file either way."""
-    if not exact._int8_gemm_works():
-        pytest.skip("torch._int_mm does not run here")
-    real, calls = torch._int_mm, []
-    monkeypatch.setattr(torch, "_int_mm", lambda a, b: calls.append(1) or real(a, b))
+def test_every_kernel_writes_the_same_file(monkeypatch, byte_model, mix):
+    """The int8 kernels and the float32 product give the same integers: the same file whichever runs."""
+    real, calls = gemm.Int8Weights.times, []
+    monkeypatch.setattr(gemm.Int8Weights, "times", lambda self, q: calls.append(self.kernel) or real(self, q))
     files, used = [], []
-    for int8 in (True, False):
-        monkeypatch.setattr(exact, "INT8_GEMM", int8)
+    for kernel in (gemm.FLOAT32, *(k for k in gemm.INT8_KERNELS if gemm.works(k))):
+        monkeypatch.setattr(exact, "KERNEL", kernel)
         byte_model._exact.clear()  # the exact predictor is built anew, with this product
         calls.clear()
         files.append(codec.encode(TEXT[:400], byte_model, Settings(segment=150, mix=mix))[0])
-        used.append(bool(calls))
+        used.append(set(calls) or {gemm.FLOAT32})
     byte_model._exact.clear()
-    assert used == [True, False] and files[0] == files[1]
+    assert [u.pop() for u in used] == [gemm.FLOAT32, *(k for k in gemm.INT8_KERNELS if gemm.works(k))]
+    assert len(set(files)) == 1
 
 
 @pytest.mark.parametrize("p0, T", [(0, 1), (5, 3), (13, 3)])
