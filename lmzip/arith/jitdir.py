@@ -16,7 +16,8 @@ import tempfile
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent
-COMPILED = ("arith/kernels.py", "cm/tables.py", "cm/coder.py", "cm/parts.py", "cm/model.py", "cm/hybrid.py")
+COMPILED = ("arith/kernels.py", "cm/tables.py", "cm/coder.py", "cm/parts.py", "cm/body.py", "cm/model.py",
+            "cm/hybrid.py")
 
 
 def writable(folder: Path) -> bool:

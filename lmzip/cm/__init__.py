@@ -15,9 +15,11 @@ thread count cannot change a result; the loop is single-threaded and compiled by
 Memory is fixed by the level (1..9): the tables of level L take `table_bytes(L)`, allocated before
 coding, plus the input/output buffers; a hostile header cannot ask for more (see `format`).
 
-Modules: `codec` (compress, decompress), `format` (the header and its checks), `model` (the models,
-mixers and the coding loop), `parts` (hashing, slots, mixer, APM), `coder` (the arithmetic coder),
-`tables` (squash, stretch, rates), `jitcache` (clears numba's cache when any of those changed).
+Modules: `codec` (compress, decompress), `format` (the header and its checks), `body` (the context
+models, their inputs and updates, the match model: what counting's loop and the mixed loop share),
+`model` (counting's mixers and coding loop), `hybrid` (the mixed loop), `parts` (hashing, slots, mixer,
+APM), `coder` (the arithmetic coder), `tables` (squash, stretch, rates), `jitcache` (clears numba's
+cache when any of those changed).
 The wing imports nothing of lmzip but `errors`.
 """
 

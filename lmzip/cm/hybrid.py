@@ -29,42 +29,29 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
-from lmzip.cm.coder import decode_bit, encode_bit, new_state, start_decoder
-from lmzip.cm.model import (
-    APM2_BITS,
-    APM_RATE,
-    MINLEN,
-    MIX_LR1,
-    MIX_LR2,
+from lmzip.cm.body import (
+    C4,
+    FILL,
+    MLEN,
     N_HASHED,
     N_MODELS,
-    SET_C0,
-    SET_C1,
-    SET_C2,
-    SET_ST,
-    SLOT_LIMIT,
-    SM_LIMIT,
-    table_bits,
+    N_STATE,
+    buckets,
+    byte_done,
+    contexts,
+    inputs,
+    learn,
+    match_byte,
+    match_index,
+    match_inputs,
+    match_learn,
+    match_quant,
 )
-from lmzip.cm.model import N_IN as CM_IN
+from lmzip.cm.body import N_IN as CM_IN
+from lmzip.cm.coder import decode_bit, encode_bit, new_state, start_decoder
+from lmzip.cm.model import APM2_BITS, APM_RATE, MIX_LR1, MIX_LR2, SET_C0, SET_C1, SET_C2, SET_ST, table_bits
 from lmzip.cm.model import N_SETS as CM_SETS
-from lmzip.cm.parts import (
-    SLOT_INIT,
-    adapt,
-    apm_init,
-    apm_p,
-    apm_update,
-    clamp_p,
-    find_bucket,
-    hash2,
-    mix_dot,
-    mix_train,
-    row_length,
-    slide,
-    slot_inputs,
-    slot_update,
-    sq,
-)
+from lmzip.cm.parts import SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
 from lmzip.cm.tables import stretch
 
 N_IN = CM_IN + 1        # the counting inputs, then the language model's stretched p
@@ -73,9 +60,6 @@ SET_LM = CM_SETS        # the fifth mixer's weight sets: the model's p (32 bucke
 N_SETS = SET_LM + 32 * 8
 N_MIX = 5
 W_LM = 1 << 15          # the model's start weight in every first-layer mixer (the others start at 1/16)
-# the per-segment state, one int64 row per segment
-C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL = range(12)
-N_STATE = 12
 
 
 @dataclass(frozen=True)
@@ -119,7 +103,7 @@ class State:
     apm5: np.ndarray  # the end flag's: the last byte x the model's p
     mtab: np.ndarray
     msm: np.ndarray
-    seg: np.ndarray    # [B, N_STATE]
+    seg: np.ndarray    # [B, N_STATE]: each segment's history (lmzip.cm.body)
     last: np.ndarray   # [B, 256] where each byte value was last seen (+1), per segment
     lastd: np.ndarray  # [B, 256] the distance between its last two sightings
     buf: np.ndarray    # [B * cap] the segments' bytes
@@ -165,10 +149,10 @@ def step(encode: bool, s: State, v: Vocab, rows: np.ndarray, counts: np.ndarray,
     """Code one token in each of ``rows`` (segment indices, in order) under the model's ``counts``
     [len(rows), V] (integers in float32, as lmzip.coding.coder takes them): encoding ``toks``, or
     decoding into ``toks``. Returns the output buffer (grown when needed)."""
-    return _step(encode, rows, np.ascontiguousarray(counts, dtype=np.float32), toks, out, src,
-                 v.sbytes, v.slen, v.sperm, v.rank, v.root,
-                 s.ht, s.t01, s.sm, s.w1, s.wf, s.apm1, s.apm2, s.apm3, s.apm4, s.apm5, s.mtab, s.msm,
-                 s.seg, s.last, s.lastd, s.buf, s.cap, s.coder, s.shared, s.cum)
+    tables = (s.ht, s.t01, s.sm, s.w1, s.wf, s.apm1, s.apm2, s.apm3, s.apm4, s.apm5, s.mtab, s.msm)
+    return _step(encode, rows, np.ascontiguousarray(counts, dtype=np.float32), toks, (out, src),
+                 (v.sbytes, v.slen, v.sperm, v.rank, v.root), tables, (s.seg, s.last, s.lastd, s.buf, s.cap),
+                 (s.coder, s.shared, s.cum))
 
 
 def start(s: State, src: np.ndarray) -> None:
@@ -196,7 +180,7 @@ def _first_at_least(sbytes, a, b, d, thr):
 
 
 @njit(cache=True)
-def _code_flag(encode, st, out, src, y, p16):
+def _code_bit(encode, st, out, src, y, p16):
     """Code (or decode) a bit with P(1) = p16 / 65536."""
     if encode:
         encode_bit(st, out, y, p16)
@@ -205,18 +189,16 @@ def _code_flag(encode, st, out, src, y, p16):
 
 
 @njit(cache=True, nogil=True)
-def _step(encode, rows, counts, toks, out, src, sbytes, slen, sperm, rank, root,  # noqa: C901 - one loop, by design
-          ht, t01, sm, w1, wf, apm1, apm2, apm3, apm4, apm5, mtab, msm, seg, last, lastd, buf, cap, st, shared, cum):
-    nb_mask = (ht.shape[1] >> 4) - 1
-    m_mask = mtab.shape[0] - 1
+def _step(encode, rows, counts, toks, io, voc, tables, segs, coding):
+    out, src = io
+    sbytes, slen, sperm, rank, root = voc
+    seg, cap = segs[0], segs[4]
+    st, shared, cum = coding
     V = sbytes.shape[0]
-    x = np.zeros(N_IN, dtype=np.int64)
-    xf = np.zeros(N_MIX + 1, dtype=np.int64)
-    ctx = np.zeros(N_HASHED, dtype=np.int64)
-    base = np.zeros(N_HASHED, dtype=np.int64)
+    work = (np.zeros(N_IN, dtype=np.int64), np.zeros(N_MIX + 1, dtype=np.int64), np.zeros(N_MIX, dtype=np.int64),
+            np.zeros(N_HASHED, dtype=np.int64), np.zeros(N_HASHED, dtype=np.int64), np.zeros(6, dtype=np.int64))
     for q in range(rows.shape[0]):
         r = rows[q]
-        g0 = r * cap
         cum[0] = 0
         for k in range(V):  # the model's counts (each + 1, out of 2^24) in sorted order, summed
             cum[k + 1] = cum[k] + np.int64(counts[q, sperm[k]]) + 1
@@ -226,19 +208,8 @@ def _step(encode, rows, counts, toks, out, src, sbytes, slen, sperm, rank, root,
             if d > 0 and slen[lo] == d:  # the bytes so far are a token; longer ones may follow
                 if hi - lo == 1:
                     break
-                if encode:
-                    y = 1 if slen[target] == d else 0
-                else:
-                    y = 0
-                p16 = clamp_p(((cum[lo + 1] - cum[lo]) << 16) // (cum[hi] - cum[lo]))
-                # the model's p, refined by what ended tokens after this byte before (an APM)
-                pe = p16 >> 4
-                pe = 1 if pe < 1 else (4095 if pe > 4095 else pe)
-                ae, je = apm_p(apm5, (seg[r, C4] & 0xFF) * 32 + ((stretch(pe) + 2048) >> 7), pe)
-                p16 = clamp_p((p16 + 3 * ae + 2) >> 2)
-                y = _code_flag(encode, st, out, src, y, p16)
-                apm_update(apm5, je, y, APM_RATE)
-                if y:
+                y = 1 if encode and slen[target] == d else 0
+                if _ends(encode, (st, out, src), tables[9], cum, lo, hi, seg[r, C4], y):
                     break
                 lo += 1
             if encode and st[3] + 64 > out.shape[0]:
@@ -246,174 +217,119 @@ def _step(encode, rows, counts, toks, out, src, sbytes, slen, sperm, rank, root,
             if seg[r, FILL] + 2 > cap:  # corrupt data: more bytes than a segment can hold
                 shared[1] = 1
                 return out
-            # --- one byte of the token, through the counting models ---
-            c4, c8, w0, wp = seg[r, C4], seg[r, C8], seg[r, W0], seg[r, WP]
-            mlen, mptr, k = seg[r, MLEN], seg[r, MPTR], seg[r, FILL]
-            rlen = seg[r, RLEN]
-            line, pline = seg[r, LINE], seg[r, PLINE]
-            i = shared[0]
-            c1 = c4 & 0xFF
-            c2 = (c4 >> 8) & 0xFF
-            lr1 = MIX_LR1 // 2 + ((MIX_LR1 // 2) << 18) // ((1 << 18) + i)
-            ctx[0] = hash2(c4 & 0xFFFF, 2)
-            ctx[1] = hash2(c4 & 0xFFFFFF, 3)
-            ctx[2] = hash2(c4, 4)
-            ctx[3] = hash2(c4, (c8 & 0xFF) | 0x500)
-            ctx[4] = hash2(hash2(c4, c8), 8)
-            ctx[5] = hash2(w0, 7 + (c1 << 8) * (w0 == 0))
-            ctx[6] = hash2(w0, wp + 8)
-            ctx[7] = hash2(c4 & 0xFFFF00, 9)
-            ctx[8] = hash2((c4 >> 24) | ((c8 >> 16) & 0xFF00), 10)
-            if rlen > 0 and k >= 2 * rlen:
-                up, up2 = np.int64(buf[g0 + k - rlen]), np.int64(buf[g0 + k - 2 * rlen])
-                ctx[9] = hash2(up | (c1 << 8) | (rlen << 16), 11)
-                ctx[10] = hash2(up | (np.int64(buf[g0 + k - rlen + 1]) << 8)
-                                | (np.int64(buf[g0 + k - rlen - 1]) << 16) | (up2 << 24), 12)
-            else:
-                ctx[9] = hash2(c1, 11)
-                ctx[10] = 12
-            col = k - line
-            above = np.int64(buf[g0 + pline + col]) if pline + col < line else 0
-            ctx[11] = hash2(min(col, 255) | (above << 8) | (c1 << 16), 13)
-            if mlen > 0:  # the match's next byte must be known: its segment has coded it
-                ms = (mptr - 1) // cap
-                if mptr - ms * cap >= seg[ms, FILL]:
-                    mlen = 0
-            ebyte = buf[mptr] if mlen > 0 else 0
-            mq = mlen if mlen < 16 else 16 + min((mlen - 16) >> 2, 15)
-            mlb = 0 if mlen == 0 else (1 if mlen < 16 else (2 if mlen < 32 else 3))
             tbyte = np.int64(sbytes[target, d]) if encode else 0
-            c0 = 1
-            for j in range(8):
-                if j == 0 or j == 4:
-                    for kk in range(N_HASHED):
-                        base[kk] = find_bucket(ht, kk, hash2(ctx[kk], c0), nb_mask)
-                jj = j << 10
-                nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
-                # the model's view: how the range splits on this bit
-                pv = c0 - (1 << j)
-                mid = _first_at_least(sbytes, lo, hi, d, ((pv << 1) | 1) << (7 - j))
-                n0, n1 = cum[mid] - cum[lo], cum[hi] - cum[mid]
-                mi = -1
-                j1, j2, j3, j4 = 0, 0, 0, 0
-                s2 = 0
-                df = 0
-                forced = n0 == 0 or n1 == 0
-                if forced:
-                    y = 1 if n0 == 0 else 0
-                else:
-                    plm = (n1 << 12) // (n0 + n1)
-                    plm = 1 if plm < 1 else (4095 if plm > 4095 else plm)
-                    slm = stretch(plm)
-                    lmq = (slm + 2048) >> 7
-                    v = np.int64(t01[0, c0])
-                    x[0], x[1] = slot_inputs(v, sm, 0, jj)
-                    v = np.int64(t01[1, (c1 << 8) | c0])
-                    x[2], x[3] = slot_inputs(v, sm, 1, jj)
-                    known = 0
-                    for kk in range(N_HASHED):
-                        v = np.int64(ht[kk, base[kk] + nib])
-                        x[4 + 2 * kk], x[5 + 2 * kk] = slot_inputs(v, sm, 2 + kk, jj)
-                        if kk < 5 and (v & 1008) != 0:
-                            known += 1
-                    if mlen > 0 and ((ebyte | 256) >> (8 - j)) == c0:
-                        ebit = (ebyte >> (7 - j)) & 1
-                        mi = mq * 2 + ebit
-                        x[CM_IN - 3] = stretch(np.int64(msm[mi]) >> 20)
-                        x[CM_IN - 2] = (min(mlen, 32) << 5) * (2 * ebit - 1)
-                    else:
-                        x[CM_IN - 3] = 0
-                        x[CM_IN - 2] = 0
-                    x[CM_IN - 1] = 256
-                    x[X_LM] = slm
-                    s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
-                    xf[0] = mix_dot(w1, SET_C0 + c0, x, N_IN)
-                    xf[1] = mix_dot(w1, SET_ST + s2, x, N_IN)
-                    xf[2] = mix_dot(w1, SET_C1 + c1, x, N_IN)
-                    xf[3] = mix_dot(w1, SET_C2 + c2, x, N_IN)
-                    xf[4] = mix_dot(w1, SET_LM + lmq * 8 + j, x, N_IN)
-                    xf[5] = 256
-                    df = mix_dot(wf, s2, xf, N_MIX + 1)
-                    p = sq(df)
-                    a1, j1 = apm_p(apm1, (c1 << 8) | c0, p)
-                    a2, j2 = apm_p(apm2, hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1), p)
-                    a3, j3 = apm_p(apm3, (mi + 1) * 256 + c0, p)
-                    a4, j4 = apm_p(apm4, lmq * 256 + c0, p)
-                    p = clamp_p((32 * p + a1 + a2 + a3 + 3 * a4 + 4) >> 3)
-                    if encode:
-                        y = (tbyte >> (7 - j)) & 1
-                        encode_bit(st, out, y, p)
-                    else:
-                        y = decode_bit(st, src, p)
-                    mix_train(w1, SET_C0 + c0, x, N_IN, ((y << 12) - sq(xf[0])) * lr1)
-                    mix_train(w1, SET_ST + s2, x, N_IN, ((y << 12) - sq(xf[1])) * lr1)
-                    mix_train(w1, SET_C1 + c1, x, N_IN, ((y << 12) - sq(xf[2])) * lr1)
-                    mix_train(w1, SET_C2 + c2, x, N_IN, ((y << 12) - sq(xf[3])) * lr1)
-                    mix_train(w1, SET_LM + lmq * 8 + j, x, N_IN, ((y << 12) - sq(xf[4])) * lr1)
-                    mix_train(wf, s2, xf, N_MIX + 1, ((y << 12) - sq(df)) * MIX_LR2)
-                    apm_update(apm1, j1, y, APM_RATE)
-                    apm_update(apm2, j2, y, APM_RATE)
-                    apm_update(apm3, j3, y, APM_RATE)
-                    apm_update(apm4, j4, y, APM_RATE)
-                # --- every counting model learns the bit, coded or not ---
-                v = np.int64(t01[0, c0])
-                sm[0, (v & 1023) | jj] = adapt(np.int64(sm[0, (v & 1023) | jj]), y, SM_LIMIT)
-                t01[0, c0] = slot_update(v, y, SLOT_LIMIT)
-                o1 = (c1 << 8) | c0
-                v = np.int64(t01[1, o1])
-                sm[1, (v & 1023) | jj] = adapt(np.int64(sm[1, (v & 1023) | jj]), y, SM_LIMIT)
-                t01[1, o1] = slot_update(v, y, SLOT_LIMIT)
-                for kk in range(N_HASHED):
-                    sl = base[kk] + nib
-                    v = np.int64(ht[kk, sl])
-                    sm[2 + kk, (v & 1023) | jj] = adapt(np.int64(sm[2 + kk, (v & 1023) | jj]), y, SM_LIMIT)
-                    ht[kk, sl] = slot_update(v, y, SLOT_LIMIT)
-                if mlen > 0 and ((ebyte | 256) >> (8 - j)) == c0:
-                    mi2 = mq * 2 + ((ebyte >> (7 - j)) & 1)
-                    msm[mi2] = adapt(np.int64(msm[mi2]), y, SM_LIMIT)
-                if y:
-                    lo = mid
-                else:
-                    hi = mid
-                c0 = (c0 << 1) | y
-            c = c0 & 0xFF
-            buf[g0 + k] = c
-            # --- byte done: slide this segment's contexts ---
-            c4, c8, w0, wp = slide(c4, c8, w0, wp, c)
-            if c == 10:
-                pline, line = line, k + 1
-            dd = k + 1 - last[r, c]
-            cand, cand_n, rlen = row_length(dd, last[r, c], lastd[r, c], seg[r, CAND], seg[r, CANDN], rlen)
-            lastd[r, c] = dd
-            last[r, c] = k + 1
-            if mlen > 0 and ebyte == c:
-                mlen = min(mlen + 1, 65535)
-                mptr += 1
-            else:
-                mlen = 0
-            gi = g0 + k  # this byte's position in the buffer
-            if k + 1 >= MINLEN:
-                hs = hash2(c4, c8 & 0xFFFF) & (m_mask >> 1)
-                hl = (hash2(c4, c8) & (m_mask >> 1)) | ((m_mask >> 1) + 1)
-                if mlen == 0:
-                    for h in (hl, hs):
-                        cand = mtab[h]
-                        if cand > 0 and mlen == 0:
-                            cs = (cand - 1) // cap
-                            room = min(cand - cs * cap, k + 1)  # bytes both sides have in their segments
-                            ln = 0
-                            while ln < 32 and ln < room and buf[cand - 1 - ln] == buf[gi - ln]:
-                                ln += 1
-                            if ln >= MINLEN:
-                                mlen, mptr = ln, cand
-                mtab[hs] = gi + 1
-                if k + 1 >= 8:
-                    mtab[hl] = gi + 1
-            seg[r, C4], seg[r, C8], seg[r, W0], seg[r, WP] = c4, c8, w0, wp
-            seg[r, MLEN], seg[r, MPTR], seg[r, FILL] = mlen, mptr, k + 1
-            seg[r, RLEN], seg[r, CAND], seg[r, CANDN] = rlen, cand, cand_n
-            seg[r, LINE], seg[r, PLINE] = line, pline
-            shared[0] = i + 1
+            lo, hi = _byte(encode, (st, out, src), tables, segs, shared, (sbytes, cum, lo, hi, d), r, tbyte, work)
             d += 1
         toks[q] = sperm[lo]
     return out
+
+
+@njit(cache=True)
+def _ends(encode, coder, apm5, cum, lo, hi, c4, y):
+    """The end flag: whether the token ends with the bytes so far, coded with the model's own probability
+    (the token's count over the range's), refined by what ended tokens after this byte before (an APM)."""
+    st, out, src = coder
+    p16 = clamp_p(((cum[lo + 1] - cum[lo]) << 16) // (cum[hi] - cum[lo]))
+    pe = p16 >> 4
+    pe = 1 if pe < 1 else (4095 if pe > 4095 else pe)
+    ae, je = apm_p(apm5, (c4 & 0xFF) * 32 + ((stretch(pe) + 2048) >> 7), pe)
+    p16 = clamp_p((p16 + 3 * ae + 2) >> 2)
+    y = _code_bit(encode, st, out, src, y, p16)
+    apm_update(apm5, je, y, APM_RATE)
+    return y
+
+
+@njit(cache=True)
+def _byte(encode, coder, tables, segs, shared, walk, r, tbyte, work):
+    """One byte of segment r's token, through the counting models: each bit splits the token range
+    [lo, hi) (byte d of the sorted tokens); a bit only one side of the range has is not coded, the
+    others are coded mixed. Returns the range left."""
+    st, out, src = coder
+    ht, t01, sm = tables[0], tables[1], tables[2]
+    seg, last, lastd, buf, cap = segs
+    sbytes, cum, lo, hi, d = walk
+    x, ctx, base = work[0], work[3], work[4]
+    h, g0, i = seg[r], r * cap, shared[0]
+    c4 = h[C4]
+    c1 = c4 & 0xFF
+    lr1 = MIX_LR1 // 2 + ((MIX_LR1 // 2) << 18) // ((1 << 18) + i)
+    contexts(ctx, h, buf, g0)
+    ebyte = match_byte(h, seg, buf, cap)
+    mq, mlb = match_quant(h[MLEN])
+    c0 = 1
+    for j in range(8):
+        if j == 0 or j == 4:
+            buckets(ht, base, ctx, c0, (ht.shape[1] >> 4) - 1)
+        jj = j << 10
+        nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
+        # the model's view: how the range splits on this bit
+        mid = _first_at_least(sbytes, lo, hi, d, ((((c0 - (1 << j)) << 1) | 1) << (7 - j)))
+        n0, n1 = cum[mid] - cum[lo], cum[hi] - cum[mid]
+        mi = match_index(h[MLEN], ebyte, mq, c0, j)
+        if n0 == 0 or n1 == 0:
+            y = 1 if n0 == 0 else 0
+        else:
+            plm = (n1 << 12) // (n0 + n1)
+            plm = 1 if plm < 1 else (4095 if plm > 4095 else plm)
+            known = inputs(x, t01, ht, sm, base, nib, c0, c1, jj)
+            match_inputs(x, tables[11], mi, h[MLEN])
+            p = _mixed_p(tables, work, (c0, c4, j, mi, mlb, known, stretch(plm)))
+            y = _code_bit(encode, st, out, src, (tbyte >> (7 - j)) & 1, p)
+            _mixed_learn(tables, work, y, lr1)
+        # --- every counting model learns the bit, coded or not ---
+        learn(t01, ht, sm, base, nib, c0, c1, jj, y)
+        match_learn(tables[11], mi, y)
+        if y:
+            lo = mid
+        else:
+            hi = mid
+        c0 = (c0 << 1) | y
+    byte_done(h, c0 & 0xFF, buf, g0, cap, last[r], lastd[r], tables[10], ebyte)
+    shared[0] = i + 1
+    return lo, hi
+
+
+@njit(cache=True, inline="always")
+def _mixed_p(tables, work, at):
+    """The mixed probability (16 bits) of the next bit, the language model's stretched p among the inputs;
+    the mixers' outputs and the APM entries to train stay in ``work``."""
+    w1, wf, apm1, apm2, apm3, apm4 = tables[3], tables[4], tables[5], tables[6], tables[7], tables[8]
+    x, xf, sets, aj = work[0], work[1], work[2], work[5]
+    c0, c4, j, mi, mlb, known, slm = at
+    c1, c2 = c4 & 0xFF, (c4 >> 8) & 0xFF
+    lmq = (slm + 2048) >> 7
+    x[X_LM] = slm
+    s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
+    sets[0], sets[1], sets[2], sets[3] = SET_C0 + c0, SET_ST + s2, SET_C1 + c1, SET_C2 + c2
+    sets[4] = SET_LM + lmq * 8 + j
+    xf[0] = mix_dot(w1, SET_C0 + c0, x, N_IN)
+    xf[1] = mix_dot(w1, SET_ST + s2, x, N_IN)
+    xf[2] = mix_dot(w1, SET_C1 + c1, x, N_IN)
+    xf[3] = mix_dot(w1, SET_C2 + c2, x, N_IN)
+    xf[4] = mix_dot(w1, SET_LM + lmq * 8 + j, x, N_IN)
+    xf[N_MIX] = 256
+    df = mix_dot(wf, s2, xf, N_MIX + 1)
+    aj[4], aj[5] = s2, df
+    p = sq(df)
+    a1, aj[0] = apm_p(apm1, (c1 << 8) | c0, p)
+    a2, aj[1] = apm_p(apm2, hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1), p)
+    a3, aj[2] = apm_p(apm3, (mi + 1) * 256 + c0, p)
+    a4, aj[3] = apm_p(apm4, lmq * 256 + c0, p)
+    return clamp_p((32 * p + a1 + a2 + a3 + 3 * a4 + 4) >> 3)
+
+
+@njit(cache=True, inline="always")
+def _mixed_learn(tables, work, y, lr1):
+    """The mixers and APM stages of ``_mixed_p`` after bit ``y``."""
+    w1, wf, apm1, apm2, apm3, apm4 = tables[3], tables[4], tables[5], tables[6], tables[7], tables[8]
+    x, xf, sets, aj = work[0], work[1], work[2], work[5]
+    mix_train(w1, sets[0], x, N_IN, ((y << 12) - sq(xf[0])) * lr1)  # the weight sets _mixed_p used, in order
+    mix_train(w1, sets[1], x, N_IN, ((y << 12) - sq(xf[1])) * lr1)
+    mix_train(w1, sets[2], x, N_IN, ((y << 12) - sq(xf[2])) * lr1)
+    mix_train(w1, sets[3], x, N_IN, ((y << 12) - sq(xf[3])) * lr1)
+    mix_train(w1, sets[4], x, N_IN, ((y << 12) - sq(xf[4])) * lr1)
+    mix_train(wf, aj[4], xf, N_MIX + 1, ((y << 12) - sq(aj[5])) * MIX_LR2)
+    apm_update(apm1, aj[0], y, APM_RATE)
+    apm_update(apm2, aj[1], y, APM_RATE)
+    apm_update(apm3, aj[2], y, APM_RATE)
+    apm_update(apm4, aj[3], y, APM_RATE)

@@ -1,0 +1,204 @@
+"""The per-byte and per-bit machinery that counting's loop (`model`) and the mixed loop (`hybrid`) share:
+the contexts of the next byte, the models' inputs, their updates and the match model. A context model
+is written here once and both loops get it; each loop keeps only its mixers, its APM stages and the
+way it walks its input.
+
+A history is one int64 row (the fields below): the last eight bytes, the word hashes, the match, the
+text lines, the record length and how many bytes the history has seen. Its bytes live in a buffer at
+g0 … g0 + FILL; a loop over one stream has one history at g0 = 0, the mixed loop one per segment, each
+``cap`` bytes apart in one buffer (a match may point into any segment, once that segment has coded it).
+
+Models (row in `sm`, the per-model state maps; hashed ones also have a row in `ht`):
+  0 order-0 (direct)          1 order-1 (direct)        2..6 orders 2, 3, 4, 5, 6 (hashed)
+  7 word (current word)       8 word + previous word    9 sparse: bytes 2-3 back
+ 10 sparse: bytes 4 and 8 back
+ 11 record: the byte one row up + the previous byte    12 record: the three bytes above + two rows up
+ 13 text column: column in the line + the byte above it in the previous line + the previous byte
+ + the match model (two inputs) + a bias
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from lmzip.cm.parts import (
+    adapt,
+    find_bucket,
+    hash2,
+    row_length,
+    slide,
+    slot_inputs,
+    slot_update,
+)
+from lmzip.cm.tables import stretch
+
+N_MODELS = 14          # rows of sm
+N_HASHED = 12          # rows of ht (models 2..13)
+N_IN = 2 * N_MODELS + 3  # two inputs per model, two from the match model, one bias
+X_MATCH = N_IN - 3     # the match model's two inputs, then the bias
+MINLEN = 6             # the match model looks up the last MINLEN bytes
+SLOT_LIMIT = 63        # a slot's rate stops falling at 1/64.5: adapts to drift, still averages
+SM_LIMIT = 255
+# a history's fields
+C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL = range(12)
+N_STATE = 12
+
+
+@njit(cache=True, inline="always")
+def contexts(ctx, h, buf, g0):
+    """The hashed models' contexts of the byte after history ``h`` (its bytes at buf[g0:])."""
+    c4, c8, w0, wp, k, rlen = h[C4], h[C8], h[W0], h[WP], h[FILL], h[RLEN]
+    c1 = c4 & 0xFF
+    ctx[0] = hash2(c4 & 0xFFFF, 2)
+    ctx[1] = hash2(c4 & 0xFFFFFF, 3)
+    ctx[2] = hash2(c4, 4)
+    ctx[3] = hash2(c4, (c8 & 0xFF) | 0x500)
+    ctx[4] = hash2(hash2(c4, c8), 8)
+    ctx[5] = hash2(w0, 7 + (c1 << 8) * (w0 == 0))
+    ctx[6] = hash2(w0, wp + 8)
+    ctx[7] = hash2(c4 & 0xFFFF00, 9)
+    ctx[8] = hash2((c4 >> 24) | ((c8 >> 16) & 0xFF00), 10)
+    if rlen > 0 and k >= 2 * rlen:
+        up, up2 = np.int64(buf[g0 + k - rlen]), np.int64(buf[g0 + k - 2 * rlen])
+        ctx[9] = hash2(up | (c1 << 8) | (rlen << 16), 11)
+        ctx[10] = hash2(up | (np.int64(buf[g0 + k - rlen + 1]) << 8) | (np.int64(buf[g0 + k - rlen - 1]) << 16)
+                        | (up2 << 24), 12)
+    else:
+        ctx[9] = hash2(c1, 11)
+        ctx[10] = 12
+    line, pline = h[LINE], h[PLINE]
+    col = k - line
+    above = np.int64(buf[g0 + pline + col]) if pline + col < line else 0
+    ctx[11] = hash2(min(col, 255) | (above << 8) | (c1 << 16), 13)
+
+
+@njit(cache=True, inline="always")
+def buckets(ht, base, ctx, c0, nb_mask):
+    """Each hashed model's bucket for the nibble that starts at partial byte ``c0``."""
+    for k in range(N_HASHED):
+        base[k] = find_bucket(ht, k, hash2(ctx[k], c0), nb_mask)
+
+
+@njit(cache=True, inline="always")
+def inputs(x, t01, ht, sm, base, nib, c0, c1, jj):
+    """Every counting model's two inputs for the next bit; returns how many of orders 2-6 know it."""
+    v = np.int64(t01[0, c0])
+    x[0], x[1] = slot_inputs(v, sm, 0, jj)
+    v = np.int64(t01[1, (c1 << 8) | c0])
+    x[2], x[3] = slot_inputs(v, sm, 1, jj)
+    known = 0
+    for k in range(N_HASHED):
+        v = np.int64(ht[k, base[k] + nib])
+        x[4 + 2 * k], x[5 + 2 * k] = slot_inputs(v, sm, 2 + k, jj)
+        if k < 5 and (v & 1008) != 0:
+            known += 1
+    return known
+
+
+@njit(cache=True, inline="always")
+def learn(t01, ht, sm, base, nib, c0, c1, jj, y):
+    """Every counting model's slot and state map after bit ``y``."""
+    v = np.int64(t01[0, c0])
+    sm[0, (v & 1023) | jj] = adapt(np.int64(sm[0, (v & 1023) | jj]), y, SM_LIMIT)
+    t01[0, c0] = slot_update(v, y, SLOT_LIMIT)
+    o1 = (c1 << 8) | c0
+    v = np.int64(t01[1, o1])
+    sm[1, (v & 1023) | jj] = adapt(np.int64(sm[1, (v & 1023) | jj]), y, SM_LIMIT)
+    t01[1, o1] = slot_update(v, y, SLOT_LIMIT)
+    for k in range(N_HASHED):
+        s = base[k] + nib
+        v = np.int64(ht[k, s])
+        sm[2 + k, (v & 1023) | jj] = adapt(np.int64(sm[2 + k, (v & 1023) | jj]), y, SM_LIMIT)
+        ht[k, s] = slot_update(v, y, SLOT_LIMIT)
+
+
+@njit(cache=True, inline="always")
+def match_quant(mlen):
+    """The match length as the state map's row (0..31) and as a 2-bit bucket."""
+    mq = mlen if mlen < 16 else 16 + min((mlen - 16) >> 2, 15)
+    mlb = 0 if mlen == 0 else (1 if mlen < 16 else (2 if mlen < 32 else 3))
+    return mq, mlb
+
+
+@njit(cache=True, inline="always")
+def match_index(mlen, ebyte, mq, c0, j):
+    """The match model's state-map entry for bit ``j`` (its quantized length and expected bit), or -1
+    where there is no match or the bits so far left the byte it expects."""
+    if mlen > 0 and ((ebyte | 256) >> (8 - j)) == c0:
+        return mq * 2 + ((ebyte >> (7 - j)) & 1)
+    return -1
+
+
+@njit(cache=True, inline="always")
+def match_inputs(x, msm, mi, mlen):
+    """The match model's two inputs (its learned p, its length signed by the expected bit) and the bias."""
+    if mi >= 0:
+        x[X_MATCH] = stretch(np.int64(msm[mi]) >> 20)
+        x[X_MATCH + 1] = (min(mlen, 32) << 5) * (2 * (mi & 1) - 1)
+    else:
+        x[X_MATCH] = 0
+        x[X_MATCH + 1] = 0
+    x[N_IN - 1] = 256
+
+
+@njit(cache=True, inline="always")
+def match_learn(msm, mi, y):
+    """The match model's state map after bit ``y``."""
+    if mi >= 0:
+        msm[mi] = adapt(np.int64(msm[mi]), y, SM_LIMIT)
+
+
+@njit(cache=True, inline="always")
+def match_byte(h, seg, buf, cap):
+    """The byte the match of history ``h`` predicts, or 0; the match is dropped if that byte is not
+    coded yet (its segment of ``cap`` bytes in the buffer has not reached it: on both sides alike)."""
+    if h[MLEN] > 0:
+        ms = (h[MPTR] - 1) // cap
+        if h[MPTR] - ms * cap >= seg[ms, FILL]:
+            h[MLEN] = 0
+    return buf[h[MPTR]] if h[MLEN] > 0 else 0
+
+
+@njit(cache=True, inline="always")
+def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte):
+    """History ``h`` after byte ``c``: its buffer, contexts, lines, record length and match (extended, or
+    looked up: the last 8 bytes first, a longer and likelier match, then the last MINLEN; a candidate
+    counts only if the bytes before it really agree, within what both segments hold)."""
+    k = h[FILL]
+    buf[g0 + k] = c
+    h[C4], h[C8], h[W0], h[WP] = slide(h[C4], h[C8], h[W0], h[WP], c)
+    if c == 10:
+        h[PLINE], h[LINE] = h[LINE], k + 1
+    d = k + 1 - last[c]
+    # NB: CAND is both the record model's candidate row length and, below, the match table's lookup,
+    # which overwrites it whenever no match is held. The files this format writes depend on that
+    # sharing (it helps tables: kennedy.xls, ptt5), so it stays; a change would be a new cm version.
+    cand, cand_n, h[RLEN] = row_length(d, last[c], lastd[c], h[CAND], h[CANDN], h[RLEN])
+    lastd[c] = d
+    last[c] = k + 1
+    mlen, mptr = h[MLEN], h[MPTR]
+    if mlen > 0 and ebyte == c:
+        mlen, mptr = min(mlen + 1, 65535), mptr + 1
+    else:
+        mlen = 0
+    gi = g0 + k
+    if k + 1 >= MINLEN:
+        c4, c8, m_mask = h[C4], h[C8], mtab.shape[0] - 1
+        hs = hash2(c4, c8 & 0xFFFF) & (m_mask >> 1)
+        hl = (hash2(c4, c8) & (m_mask >> 1)) | ((m_mask >> 1) + 1)
+        if mlen == 0:
+            for e in (hl, hs):
+                cand = mtab[e]
+                if cand > 0 and mlen == 0:
+                    room = min(cand - (cand - 1) // cap * cap, k + 1)  # bytes both sides have in their segments
+                    ln = 0
+                    while ln < 32 and ln < room and buf[cand - 1 - ln] == buf[gi - ln]:
+                        ln += 1
+                    if ln >= MINLEN:
+                        mlen, mptr = ln, cand
+        mtab[hs] = gi + 1
+        if k + 1 >= 8:
+            mtab[hl] = gi + 1
+    h[MLEN], h[MPTR], h[CAND], h[CANDN], h[FILL] = mlen, mptr, cand, cand_n, k + 1
+
