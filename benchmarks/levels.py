@@ -12,6 +12,9 @@ level below it.
     .venv/bin/python benchmarks/levels.py sizes --levels 9,2,3,4 &    # two halves side by side: sizes
     .venv/bin/python benchmarks/levels.py sizes --levels 8,7,6,5,1    # do not depend on the machine's load
     .venv/bin/python benchmarks/levels.py speed                       # alone: seconds and memory
+    LMZIP_INT8_GEMM=off .venv/bin/python benchmarks/levels.py speed --levels 2,3,4,5,6   # float32 products
+    ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+        .venv/bin/python benchmarks/levels.py speed --levels 2,3,4,5,6  # the libraries of a CPU without VNNI
     .venv/bin/python benchmarks/levels.py report
 """
 
@@ -91,7 +94,8 @@ def speed_child(n: int) -> None:
 
         int8 = exact.int8_gemm(1024)
     print(json.dumps({"level": n, "bytes": len(data), "compressed": len(blob), "compress_s": t1 - t0,
-                      "decompress_s": t2 - t1, "verified": ok, "int8_gemm": int8, "peak_mib": peak}))
+                      "decompress_s": t2 - t1, "verified": ok, "int8_gemm": int8, "peak_mib": peak,
+                      "isa": os.environ.get("ONEDNN_MAX_CPU_ISA", "")}))
 
 
 def speed(levels: list[int]) -> None:
@@ -101,7 +105,7 @@ def speed(levels: list[int]) -> None:
         res = subprocess.run([sys.executable, __file__, "speed-child", str(n)], capture_output=True, text=True,
                              check=True, cwd=ROOT)
         row = json.loads(res.stdout.strip().splitlines()[-1])
-        suffix = "-int8-off" if row["int8_gemm"] is False else ""
+        suffix = "-int8-off" if row["int8_gemm"] is False else "-avx2" if row["isa"].upper() == "AVX2" else ""
         (RUNS / f"speed-{n}{suffix}.json").write_text(json.dumps(row, indent=1) + "\n")
         print(f"-{n}{suffix}: {row['bytes'] / 1e3 / row['compress_s']:.1f} / "
               f"{row['bytes'] / 1e3 / row['decompress_s']:.1f} KB/s, {row['peak_mib']} MiB", flush=True)
@@ -120,6 +124,7 @@ def report() -> None:
     rows, shipped = [], {}
     for n, lv in LEVELS.items():
         sz, sp, off = _load(f"sizes-{n}.json"), _load(f"speed-{n}.json"), _load(f"speed-{n}-int8-off.json")
+        avx2 = _load(f"speed-{n}-avx2.json")
         if not (sz and sp):
             continue
         kbps = [sp["bytes"] / 1e3 / sp[k] for k in ("compress_s", "decompress_s")]
@@ -127,8 +132,9 @@ def report() -> None:
                "sample_bytes": sz["bytes"], "compressed": sz["compressed"],
                "alice_bpb": 8 * sp["compressed"] / sp["bytes"],
                "compress_kbps": round(kbps[0], 1), "decompress_kbps": round(kbps[1], 1), "peak_mib": sp["peak_mib"]}
-        if off:
-            row["int8_off_kbps"] = [round(off["bytes"] / 1e3 / off[k], 1) for k in ("compress_s", "decompress_s")]
+        for key, run in (("int8_off_kbps", off), ("avx2_kbps", avx2)):
+            if run:
+                row[key] = [round(run["bytes"] / 1e3 / run[k], 1) for k in ("compress_s", "decompress_s")]
         rows.append(row)
         shipped[n] = {"bpb": round(sz["bpb"], 4), "compress_kbps": row["compress_kbps"],
                       "decompress_kbps": row["decompress_kbps"], "peak_mib": sp["peak_mib"],
@@ -137,12 +143,14 @@ def report() -> None:
     lines = [f"The levels (benchmarks/levels.py): bits per byte over the first {SAMPLE // 1024} KB of each of the 42 "
              "bench files and the kinds set (54 files); KB/s and peak memory on alice29.txt, whole, each level in a "
              "process of its own, one thread.", "",
-             "| level | model | mode | bpb (sample) | bpb (alice29) | KB/s c / d | int8 off: KB/s c / d | peak MiB |",
-             "|---|---|---|---:|---:|---|---|---:|"]
+             "| level | model | mode | bpb (sample) | bpb (alice29) | KB/s c / d | AVX2: KB/s c / d "
+             "| float32: KB/s c / d | peak MiB |",
+             "|---|---|---|---:|---:|---|---|---|---:|"]
     for r in rows:
-        off = r.get("int8_off_kbps")
+        off, avx2 = r.get("int8_off_kbps"), r.get("avx2_kbps")
         lines.append(f"| -{r['level']} | {r['model']} | {r['mode']} | {r['bpb']:.4f} | {r['alice_bpb']:.3f} | "
                      f"{r['compress_kbps']:.1f} / {r['decompress_kbps']:.1f} | "
+                     f"{f'{avx2[0]:.1f} / {avx2[1]:.1f}' if avx2 else '–'} | "
                      f"{f'{off[0]:.1f} / {off[1]:.1f}' if off else '–'} | {r['peak_mib']:,} |")
     (OUT / "levels.md").write_text("\n".join(lines) + "\n")
     (registry.SHIPPED / "levels.json").write_text(json.dumps(shipped, indent=1) + "\n")

@@ -288,11 +288,12 @@ def _rounded(x, div, lim):
 
 
 @_jit
-def cache_qkv(y, H, Hkv, cos, sin, p0, div_qk, div_v, lim, k_cache, v_cache):
+def cache_qkv(y, H, Hkv, cos, sin, p0, div_qk, div_v, lim, k_cache, v_cache, narrow):
     """qmodel.ExactGPT's cache step in one pass over the qkv product y [B, T, (H + 2 Hkv) hd]:
     the keys rotated (x1 cos - x2 sin, x1 sin + x2 cos; exact below 2^53) and the values written
     into the caches [B, Hkv, W, hd] at positions p0.., each rint(x / div) clamped to +-lim, and the
-    queries rotated alike returned as [B, H, T, hd]."""
+    queries rotated alike returned as [B, H, T, hd]; and whether every key and value fit the caches
+    (|x| <= narrow: an int16 cache's bound; where one did not, what was written is to be written again)."""
     B, T, N = y.shape
     hd = N // (H + 2 * Hkv)
     half = hd // 2
@@ -308,19 +309,24 @@ def cache_qkv(y, H, Hkv, cos, sin, p0, div_qk, div_v, lim, k_cache, v_cache):
                     hi = _rounded(x1 * s + x2 * c, div_qk, lim)
                     if h < H:
                         q[b, h, t, d], q[b, h, t, half + d] = lo, hi
+                    elif abs(lo) > narrow or abs(hi) > narrow:
+                        return q, False
                     else:
                         k_cache[b, h - H, p, d], k_cache[b, h - H, p, half + d] = lo, hi
             for h in range(Hkv):
                 at = (H + Hkv + h) * hd
                 for d in range(hd):
-                    v_cache[b, h, p, d] = _rounded(y[b, t, at + d], div_v, lim)
-    return q
+                    x = _rounded(y[b, t, at + d], div_v, lim)
+                    if abs(x) > narrow:
+                        return q, False
+                    v_cache[b, h, p, d] = x
+    return q, True
 
 
 @_jit
 def attend_causal(q, k, v, p0, scale, exp_tab):
     """Attention of T new positions p0.. (q [B, Hkv, G, T, hd]), each over the cached positions up to
-    its own (k, v [B, Hkv, W, hd], integers in float32 or float64): the reference's masked pass
+    its own (k, v [B, Hkv, W, hd], integers in int16, float32 or float64): the reference's masked pass
     (masked weights are 0, so the sums are the same integers)."""
     B, Hkv, G, T, hd = q.shape
     out = np.empty((B, Hkv, G, T, hd), dtype=np.float64)

@@ -27,6 +27,8 @@ ROT_BITS = 14  # rotary tables in 1/2^14
 QK_BITS = 10  # queries, keys and values in 1/2^10, clamped to +-2^20 (real +-1024)
 QK_CLAMP = float(1 << 20)
 ATT_BITS = 16  # attention weights in 1/2^16 of the largest
+NARROW = float((1 << 15) - 1)  # caches start as int16 (the shipped models' keys and values stay below ~14,000):
+# attention streams half float32's memory; a state widens to float32 once a value would not fit (_Wide)
 assert LOGIT_BITS == exact.LOGIT_STEPS.bit_length() - 1
 ARITH = 3  # what new files use: int8 operands (exact.Q8); arithmetic 1 (exact.Q9) still decodes
 
@@ -100,13 +102,26 @@ REPRIME_POSITIONS = 512  # positions of one re-priming pass (128 rows x 128 at o
 
 @dataclass
 class ExactGPTState:
-    """KV caches per layer [B, Hkv, W, hd] (integers in 1/2^QK_BITS, at most 2^20: float32 holds them
-    exactly in half float64's memory, which attention streams through), next position, inputs seen."""
+    """KV caches per layer [B, Hkv, W, hd] (integers in 1/2^QK_BITS, at most 2^20: int16 while every value fits,
+    else float32, which holds them exactly; attention streams through them), next position, inputs seen."""
 
     k: list[Tensor]
     v: list[Tensor]
     hist: Tensor  # [B, W]
     pos: int = 0
+
+    def widen(self) -> None:
+        """int16 caches to float32: the same integers (a value about to be written did not fit)."""
+        self.k, self.v = [k.float() for k in self.k], [v.float() for v in self.v]
+
+
+class _Wide(Exception):
+    """A key or value beyond int16 was about to be written into an int16 cache: widen, then redo the pass."""
+
+
+def _narrow(cache: Tensor) -> float:
+    """The largest magnitude a cache holds exactly: int16's, or any (float32, up to QK_CLAMP)."""
+    return NARROW if cache.dtype == torch.int16 else math.inf
 
 
 class ExactGPT(ExactPredictor):
@@ -129,7 +144,9 @@ class ExactGPT(ExactPredictor):
     def start(self, batch: int) -> ExactGPTState:
         c = self.cfg
         shape = (batch, c.n_kv_head, c.context, self.hd)
-        z = [torch.zeros(shape, dtype=torch.float32, device=self.device) for _ in range(c.n_layer)]
+        narrow = exact.FAST and self.device == "cpu" and self.wpe is None  # the compiled cache step checks the range
+        dtype = torch.int16 if narrow else torch.float32
+        z = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(c.n_layer)]
         hist = torch.zeros(batch, c.context, dtype=torch.long, device=self.device)
         return ExactGPTState(z, [t.clone() for t in z], hist)
 
@@ -151,13 +168,17 @@ class ExactGPT(ExactPredictor):
         H, Hkv = c.n_head, c.n_kv_head
         y = layer.qkv(x)
         if exact.FAST and x.device.type == "cpu" and self.wpe is None:  # the same integers, one compiled pass
-            q = kernels.cache_qkv(y.contiguous().numpy(), H, Hkv, self.cos.numpy(), self.sin.numpy(), p0,
-                                  float(1 << (ROT_BITS + FRAC - QK_BITS)), float(1 << (FRAC - QK_BITS)), QK_CLAMP,
-                                  st.k[i].numpy(), st.v[i].numpy())
+            q, fits = kernels.cache_qkv(y.contiguous().numpy(), H, Hkv, self.cos.numpy(), self.sin.numpy(), p0,
+                                        float(1 << (ROT_BITS + FRAC - QK_BITS)), float(1 << (FRAC - QK_BITS)),
+                                        QK_CLAMP, st.k[i].numpy(), st.v[i].numpy(), _narrow(st.k[i]))
+            if not fits:
+                raise _Wide
             return torch.from_numpy(q)
         q, k, v = y.split([H * hd, Hkv * hd, Hkv * hd], -1)
         k = self._rotate(k.view(B, T, Hkv, hd).transpose(1, 2), p0)
         v = torch.round(v.view(B, T, Hkv, hd).transpose(1, 2) / (1 << (FRAC - QK_BITS))).clamp(-QK_CLAMP, QK_CLAMP)
+        if max(float(k.abs().max()), float(v.abs().max())) > _narrow(st.k[i]):
+            raise _Wide
         st.k[i][:, :, p0 : p0 + T] = k
         st.v[i][:, :, p0 : p0 + T] = v
         return self._rotate(q.view(B, T, H, hd).transpose(1, 2), p0)
@@ -226,11 +247,14 @@ class ExactGPT(ExactPredictor):
             st.pos = keep
 
     def step(self, tokens: Tensor, st: ExactGPTState) -> tuple[Tensor, ExactGPTState]:
+        return _widening(st, lambda: self._step(tokens, st)), st
+
+    def _step(self, tokens: Tensor, st: ExactGPTState) -> Tensor:
         self._reprime_if_full(st)
         st.hist[:, st.pos] = tokens
         h = self._forward(tokens[:, None], st, st.pos)[:, -1]
         st.pos += 1
-        return exact.counts_from_logits(self.head(h)), st
+        return exact.counts_from_logits(self.head(h))
 
     def _counts(self, h: Tensor) -> Tensor:
         """The counts of hidden states h [B, T, C], a few rows at a time: the same integers in bounded
@@ -243,13 +267,28 @@ class ExactGPT(ExactPredictor):
         every input): inputs [B, T] -> counts [B, T, V]. Exact arithmetic makes them the same integers."""
         out, i, T = [], 0, inputs.shape[1]
         while i < T:
-            self._reprime_if_full(st)
-            n = min(T - i, self.cfg.context - st.pos)
-            st.hist[:, st.pos : st.pos + n] = inputs[:, i : i + n]
-            out.append(self._counts(self._forward(inputs[:, i : i + n], st, st.pos)))
-            st.pos += n
-            i += n
+            out.append(_widening(st, lambda i=i: self._pass(inputs[:, i:], st)))
+            i += out[-1].shape[1]
         return torch.cat(out, dim=1), st
+
+    def _pass(self, inputs: Tensor, st: ExactGPTState) -> Tensor:
+        """The counts of the first inputs up to the window's end (re-primed first if full); the state moves on."""
+        self._reprime_if_full(st)
+        n = min(inputs.shape[1], self.cfg.context - st.pos)
+        st.hist[:, st.pos : st.pos + n] = inputs[:, :n]
+        out = self._counts(self._forward(inputs[:, :n], st, st.pos))
+        st.pos += n
+        return out
+
+
+def _widening(st: ExactGPTState, work):
+    """``work()``, or, where it met a value beyond the state's int16 caches, ``work()`` again on them widened
+    (it raised before the state moved on: every position it wrote is written again)."""
+    try:
+        return work()
+    except _Wide:
+        st.widen()
+        return work()
 
 
 # ---------------------------------------------------------------------------- LSTM

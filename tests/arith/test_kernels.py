@@ -9,6 +9,7 @@ import torch
 
 from lmzip.arith import detfloat, exact, gemm, kernels
 from lmzip.coding import codec
+from lmzip.coding import format as fmt
 from lmzip.coding.settings import Settings
 from lmzip.models.qmodel import QK_CLAMP
 from tests.conftest import TEXT
@@ -214,6 +215,7 @@ def test_the_cache_step_rotates_and_rounds_as_the_reference(reference, gpt_model
     got = []
     for fast in (True, False):
         st = ep.start(4)
+        st.widen()  # float32 caches: the clamp at QK_CLAMP is beyond int16
         if fast:
             q = ep._cache(layer, x, st, 0, p0)
         else:
@@ -223,3 +225,24 @@ def test_the_cache_step_rotates_and_rounds_as_the_reference(reference, gpt_model
     assert got[0][1].abs().max() == QK_CLAMP  # the clamp was reached
     for a, b in zip(*got, strict=True):
         assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("narrow", [3.0, 200.0, 2000.0])
+def test_int16_caches_widen_where_a_value_does_not_fit_and_code_the_same_bytes(monkeypatch, gpt_model, narrow):
+    """Caches start as int16 and widen to float32 the moment a key or value would not fit (at the first
+    pass, or in the middle of the stream, re-priming included): the pass is done again and the file is the
+    one float32 caches write."""
+    from lmzip.models import qmodel
+
+    text = TEXT[:700]
+    want = codec.encode(text, gpt_model, Settings(segment=300))[0]  # 300 bytes: the 256-position window re-primes
+    widened = []
+    real = qmodel.ExactGPTState.widen
+    monkeypatch.setattr(qmodel.ExactGPTState, "widen", lambda st: widened.append(1) or real(st))
+    monkeypatch.setattr(qmodel, "NARROW", narrow)
+    gpt_model._exact.clear()
+    assert gpt_model.exact_for("cpu").start(1).k[0].dtype == torch.int16
+    blob = codec.encode(text, gpt_model, Settings(segment=300))[0]
+    gpt_model._exact.clear()
+    assert widened and blob == want
+    assert codec.decode(*fmt.unpack(blob), gpt_model) == text
