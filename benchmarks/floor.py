@@ -11,7 +11,7 @@ on alice29.txt. Writes benchmarks/results/floor.{json,md}.
     .venv/bin/python benchmarks/kinds_set.py                       # the kinds set, once
     .venv/bin/python benchmarks/floor.py --levels 1,4              # the default against -1
     LMZIP_INT8_GEMM=off .venv/bin/python benchmarks/floor.py --levels 4   # floor-int8-off.*: float32 products
-    ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+    ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 LMZIP_INT8_GEMM=onednn \
         .venv/bin/python benchmarks/floor.py --levels 4            # floor-avx2.*: the libraries of a CPU without VNNI
     .venv/bin/python benchmarks/floor.py --report                  # floor.md again from floor.json
 """
@@ -145,8 +145,9 @@ def main() -> None:
 
 
 def stem(meta: dict) -> str:
-    """floor; floor-avx2 where oneDNN was held to AVX2 (ONEDNN_MAX_CPU_ISA=AVX2: what a CPU without VNNI
-    runs); floor-int8-off where the float32 products ran (LMZIP_INT8_GEMM=off)."""
+    """floor; floor-avx2 where oneDNN was held to AVX2 (ONEDNN_MAX_CPU_ISA=AVX2, with the oneDNN kernel: what a
+    CPU without VNNI runs, whose torch._int_mm takes a generic loop that no ISA cap shows here);
+    floor-int8-off where the float32 products ran (LMZIP_INT8_GEMM=off)."""
     if not meta["int8_gemm"]:
         return "floor-int8-off"
     return "floor-avx2" if meta.get("isa", "").upper() == "AVX2" else "floor"

@@ -13,7 +13,7 @@ level below it.
     .venv/bin/python benchmarks/levels.py sizes --levels 8,7,6,5,1    # do not depend on the machine's load
     .venv/bin/python benchmarks/levels.py speed                       # alone: seconds and memory
     LMZIP_INT8_GEMM=off .venv/bin/python benchmarks/levels.py speed --levels 2,3,4,5,6   # float32 products
-    ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+    ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 LMZIP_INT8_GEMM=onednn \
         .venv/bin/python benchmarks/levels.py speed --levels 2,3,4,5,6  # the libraries of a CPU without VNNI
     .venv/bin/python benchmarks/levels.py report
 """
