@@ -9,7 +9,7 @@ g0 … g0 + FILL; a loop over one stream has one history at g0 = 0, the mixed lo
 ``cap`` bytes apart in one buffer (a match may point into any segment, once that segment has coded it).
 
 Models (row in `sm`, the per-model state maps; hashed ones also have a row in `ht`):
-  0 order-0 (direct)          1 order-1 (direct)        2..6 orders 2, 3, 4, 5, 6 (hashed)
+  0 order-0 (direct)          1 order-1 (direct)        2..6 orders 2, 3, 4, 5, 8 (hashed)
   7 word (current word)       8 word + previous word    9 sparse: bytes 2-3 back
  10 sparse: bytes 4 and 8 back
  11 record: the byte one row up + the previous byte    12 record: the three bytes above + two rows up
