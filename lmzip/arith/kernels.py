@@ -253,32 +253,43 @@ def _look(v, tab, n, inv):
 
 
 @_jit_exact_sums
-def _dots(qq, k, b, h, n, s):
-    """s[g, t] = sum_d qq[g, d] * k[b, h, t, d] for t < n, each cached key read once for the G query
-    heads that share it (integers: |q|, |k| <= 2^20, hd <= 2^10 terms)."""
-    G, hd = qq.shape
-    for t in range(n):
+def _sums(a, m, b, h, R, K, out):
+    """out[g, r] = sum_i a[g, i] * m[b, h, r, i] over i < K, for r < R: the scores (a: the queries, m: the
+    keys [W, hd]) and the weighted values (a: the weights, m: the values [hd, W]) of attention. Integers:
+    |q|, |k|, |v| <= 2^20, weights <= 2^16, at most 2^10 terms, so every partial sum stays below 2^53.
+    Three query heads per key head (the shipped models') take four rows at a time, each element of m
+    converted once for the three."""
+    G = a.shape[0]
+    r = 0
+    if G == 3:
+        while r + 4 <= R:
+            s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = s20 = s21 = s22 = s23 = 0.0
+            for i in range(K):
+                x0, x1 = np.float64(m[b, h, r, i]), np.float64(m[b, h, r + 1, i])
+                x2, x3 = np.float64(m[b, h, r + 2, i]), np.float64(m[b, h, r + 3, i])
+                a0, a1, a2 = a[0, i], a[1, i], a[2, i]
+                s00 += a0 * x0
+                s01 += a0 * x1
+                s02 += a0 * x2
+                s03 += a0 * x3
+                s10 += a1 * x0
+                s11 += a1 * x1
+                s12 += a1 * x2
+                s13 += a1 * x3
+                s20 += a2 * x0
+                s21 += a2 * x1
+                s22 += a2 * x2
+                s23 += a2 * x3
+            out[0, r], out[0, r + 1], out[0, r + 2], out[0, r + 3] = s00, s01, s02, s03
+            out[1, r], out[1, r + 1], out[1, r + 2], out[1, r + 3] = s10, s11, s12, s13
+            out[2, r], out[2, r + 1], out[2, r + 2], out[2, r + 3] = s20, s21, s22, s23
+            r += 4
+    for rest in range(r, R):
         for g in range(G):
             acc = 0.0
-            for d in range(hd):
-                acc += qq[g, d] * np.float64(k[b, h, t, d])
-            s[g, t] = acc
-
-
-@_jit_exact_sums
-def _weighted(w, v, b, h, n, num):
-    """num[g, d] = sum_t w[g, t] * v[b, h, t, d] for t < n, each cached value read once (integers:
-    w <= 2^16, |v| <= 2^20, n <= 2^10 terms)."""
-    G, hd = num.shape
-    for g in range(G):
-        for d in range(hd):
-            num[g, d] = 0.0
-    for t in range(n):
-        for g in range(G):
-            wt = w[g, t]
-            if wt != 0.0:
-                for d in range(hd):
-                    num[g, d] += wt * np.float64(v[b, h, t, d])
+            for i in range(K):
+                acc += a[g, i] * np.float64(m[b, h, rest, i])
+            out[g, rest] = acc
 
 
 @_jit
@@ -291,8 +302,9 @@ def _rounded(x, div, lim):
 def cache_qkv(y, H, Hkv, cos, sin, p0, div_qk, div_v, lim, k_cache, v_cache, narrow):
     """qmodel.ExactGPT's cache step in one pass over the qkv product y [B, T, (H + 2 Hkv) hd]:
     the keys rotated (x1 cos - x2 sin, x1 sin + x2 cos; exact below 2^53) and the values written
-    into the caches [B, Hkv, W, hd] at positions p0.., each rint(x / div) clamped to +-lim, and the
-    queries rotated alike returned as [B, H, T, hd]; and whether every key and value fit the caches
+    into the caches (keys [B, Hkv, W, hd], values [B, Hkv, hd, W]) at positions p0.., each rint(x / div)
+    clamped to +-lim, and the queries rotated alike returned as [B, H, T, hd]; and whether every key and
+    value fit the caches
     (|x| <= narrow: an int16 cache's bound; where one did not, what was written is to be written again)."""
     B, T, N = y.shape
     hd = N // (H + 2 * Hkv)
@@ -319,15 +331,15 @@ def cache_qkv(y, H, Hkv, cos, sin, p0, div_qk, div_v, lim, k_cache, v_cache, nar
                     x = _rounded(y[b, t, at + d], div_v, lim)
                     if abs(x) > narrow:
                         return q, False
-                    v_cache[b, h, p, d] = x
+                    v_cache[b, h, d, p] = x
     return q, True
 
 
 @_jit
 def attend_causal(q, k, v, p0, scale, exp_tab):
     """Attention of T new positions p0.. (q [B, Hkv, G, T, hd]), each over the cached positions up to
-    its own (k, v [B, Hkv, W, hd], integers in int16, float32 or float64): the reference's masked pass
-    (masked weights are 0, so the sums are the same integers)."""
+    its own (keys [B, Hkv, W, hd], values [B, Hkv, hd, W], integers in int16, float32 or float64): the
+    reference's masked pass (masked weights are 0, so the sums are the same integers)."""
     B, Hkv, G, T, hd = q.shape
     out = np.empty((B, Hkv, G, T, hd), dtype=np.float64)
     L = p0 + T
@@ -335,7 +347,7 @@ def attend_causal(q, k, v, p0, scale, exp_tab):
     w = np.empty((G, L), dtype=np.float64)
     num = np.empty((G, hd), dtype=np.float64)
     qq = np.empty((G, hd), dtype=np.float64)
-    last = len(exp_tab) - 1
+    den = np.empty(G, dtype=np.float64)
     for b in range(B):
         for h in range(Hkv):
             for p in range(T):
@@ -343,25 +355,33 @@ def attend_causal(q, k, v, p0, scale, exp_tab):
                 for g in range(G):
                     for d in range(hd):
                         qq[g, d] = q[b, h, g, p, d]
-                _dots(qq, k, b, h, n, s)
+                _sums(qq, k, b, h, n, hd, s)
                 for g in range(G):
-                    top = -1e300
-                    for t in range(n):
-                        a = np.rint(s[g, t] * scale)
-                        s[g, t] = a
-                        if a > top:
-                            top = a
-                    for t in range(n):
-                        diff = top - s[g, t]
-                        w[g, t] = exp_tab[int(diff) if diff < last else last]
-                _weighted(w, v, b, h, n, num)
+                    den[g] = _weights(s[g], n, scale, exp_tab, w[g])
+                _sums(w, v, b, h, hd, n, num)
                 for g in range(G):
-                    den = 0.0
-                    for t in range(n):
-                        den += w[g, t]
                     for d in range(hd):
-                        out[b, h, g, p, d] = np.rint(num[g, d] / den)
+                        out[b, h, g, p, d] = np.rint(num[g, d] / den[g])
     return out
+
+
+@_jit_any_order
+def _weights(s, n, scale, exp_tab, w):
+    """One head's attention weights over n positions: the scores s rint(s * scale) in place, then
+    w = exp_tab[min(top - s, last)]; returns their sum (integers below 2^53: exact in any order)."""
+    last = len(exp_tab) - 1
+    top = -1e300
+    for t in range(n):
+        a = np.rint(s[t] * scale)
+        s[t] = a
+        top = max(top, a)
+    den = 0.0
+    for t in range(n):
+        diff = top - s[t]
+        x = exp_tab[int(diff) if diff < last else last]
+        w[t] = x
+        den += x
+    return den
 
 
 # ---------------------------------------------------------------------------- learning (lmzip.arith.detfloat)

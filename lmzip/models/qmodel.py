@@ -102,8 +102,9 @@ REPRIME_POSITIONS = 512  # positions of one re-priming pass (128 rows x 128 at o
 
 @dataclass
 class ExactGPTState:
-    """KV caches per layer [B, Hkv, W, hd] (integers in 1/2^QK_BITS, at most 2^20: int16 while every value fits,
-    else float32, which holds them exactly; attention streams through them), next position, inputs seen."""
+    """Caches per layer, keys [B, Hkv, W, hd] and values [B, Hkv, hd, W] (integers in 1/2^QK_BITS, at most 2^20:
+    int16 while every value fits, else float32, which holds them exactly; attention reads both along their last
+    dim), next position, inputs seen."""
 
     k: list[Tensor]
     v: list[Tensor]
@@ -143,12 +144,15 @@ class ExactGPT(ExactPredictor):
 
     def start(self, batch: int) -> ExactGPTState:
         c = self.cfg
-        shape = (batch, c.n_kv_head, c.context, self.hd)
         narrow = exact.FAST and self.device == "cpu" and self.wpe is None  # the compiled cache step checks the range
         dtype = torch.int16 if narrow else torch.float32
-        z = [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(c.n_layer)]
+
+        def caches(*shape):
+            return [torch.zeros(shape, dtype=dtype, device=self.device) for _ in range(c.n_layer)]
+
         hist = torch.zeros(batch, c.context, dtype=torch.long, device=self.device)
-        return ExactGPTState(z, [t.clone() for t in z], hist)
+        return ExactGPTState(caches(batch, c.n_kv_head, c.context, self.hd),
+                             caches(batch, c.n_kv_head, self.hd, c.context), hist)
 
     def _rotate(self, x: Tensor, p0: int) -> Tensor:
         """x [B, heads, T, hd] at positions p0.. -> rotated, in 1/2^QK_BITS, clamped."""
@@ -180,7 +184,7 @@ class ExactGPT(ExactPredictor):
         if max(float(k.abs().max()), float(v.abs().max())) > _narrow(st.k[i]):
             raise _Wide
         st.k[i][:, :, p0 : p0 + T] = k
-        st.v[i][:, :, p0 : p0 + T] = v
+        st.v[i][..., p0 : p0 + T] = v.transpose(-1, -2)
         return self._rotate(q.view(B, T, H, hd).transpose(1, 2), p0)
 
     def _attend(self, layer: _Layer, x: Tensor, st: ExactGPTState, i: int, p0: int) -> Tensor:
@@ -204,7 +208,7 @@ class ExactGPT(ExactPredictor):
             qpos = p0 + torch.arange(T, device=x.device).repeat(G)
             mask = torch.arange(L, device=x.device)[None, :] <= qpos[:, None]
         w = exact.softmax_weights(scores, mask, ATT_BITS)
-        o = torch.round((w @ st.v[i][:, :, :L].double()) / w.sum(-1, keepdim=True))  # exact sums, one division
+        o = torch.round((w @ st.v[i][..., :L].double().transpose(-1, -2)) / w.sum(-1, keepdim=True))  # exact sums
         o = o.view(B, Hkv, G, T, hd).reshape(B, H, T, hd).transpose(1, 2).reshape(B, T, H * hd)
         return layer.proj(o)
 
