@@ -34,6 +34,7 @@ class Level:
     rows: int | None = None
     tables: int | None = None
     lead: int | None = None  # percent below counting's cost the mixed coder must keep (< 0: it may trail)
+    trial: str | None = None  # a faster model that must be ahead of counting at a block's 16th first (Settings.trial)
 
     @property
     def flags(self) -> str:
@@ -52,24 +53,29 @@ class Level:
         parts += [f"{self.rows} rows"] if self.rows else []
         parts += [f"tables {self.tables}"] if self.tables else []
         parts += [f"lead {self.lead}%"] if self.lead is not None else []
+        parts += [f"trial {self.trial}"] if self.trial else []
         return ", ".join(parts)
 
     def options(self) -> dict:
         """Settings.make's options for this level (what LMCompressor takes beside the model)."""
-        return dict(mix=self.mix, adapt=self.adapt, rows=self.rows, tables=self.tables, lead=self.lead)
+        return dict(mix=self.mix, adapt=self.adapt, rows=self.rows, tables=self.tables, lead=self.lead,
+                    trial=self.trial)
 
 
 # -6 … -9 give the mixed coder up only once it trails counting by 3% (the default's: once it is not 1%
 # ahead), for more time on near ties: on the first 64 KB of bible.txt the default's rule gave up a block
 # the mixed coder then wins by 18% (13,778 bytes counted, 11,302 mixed at -6's setting)
 PATIENT = -3
+# -7 … -9 learn while coding, at ~1/100 of counting's speed: reaching a block's 16th alone took 17x counting's time
+# on 100 KB of code, which then stayed counted; the default's model tries that 16th first, at ~1/10
+TRIAL = "gpt-wide"
 LEVELS: dict[int, Level] = {
     1: Level("cm"), 2: Level("lstm-small", mix=True), 3: Level("lstm-small", mix=True, rows=64),
     4: Level("gpt-wide", mix=True),
     5: Level("gpt-large", mix=True), 6: Level("gpt-large", mix=True, rows=64, lead=PATIENT),
-    7: Level("gpt-large", mix=True, adapt=True, rows=64, lead=PATIENT),
-    8: Level("gpt-large", mix=True, adapt=True, rows=32, lead=PATIENT),
-    9: Level("gpt-large", mix=True, adapt=True, rows=32, tables=9, lead=PATIENT),
+    7: Level("gpt-large", mix=True, adapt=True, rows=64, lead=PATIENT, trial=TRIAL),
+    8: Level("gpt-large", mix=True, adapt=True, rows=32, lead=PATIENT, trial=TRIAL),
+    9: Level("gpt-large", mix=True, adapt=True, rows=32, tables=9, lead=PATIENT, trial=TRIAL),
 }
 DEFAULT = 4  # what `lmzip compress` does without a level: the default model with counting mixed in
 

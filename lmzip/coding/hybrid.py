@@ -96,6 +96,7 @@ class Budget:
     lead: int = LEAD  # percent below counting's cost the groups must keep (Settings.lead)
     slack: int = 64  # bytes
     token_bytes: int = 0  # the least bytes per 100 tokens the model is tried on (0: every block; ``short``)
+    trial: list | None = None  # a trial: stop at the judging point, appending whether the groups were ahead
 
     def short(self, n_bytes: int, n_tokens: int) -> bool:
         """Whether the block's tokens are too short for the model to be tried at all (``token_bytes``)."""
@@ -117,14 +118,21 @@ class Budget:
         """Whether groups of ``groups`` bytes each, ``dones`` of them coded into ``outs`` bytes, give up."""
         out = sum(outs)
         if out > self.size:
-            return True
+            return self._verdict(behind=True)
         if self.marks is None or not self.length or sum(dones) * self.start[1] < self.start[0] * sum(groups):
             return False
         paid, at = 0, 0
         for done, group in zip(dones, groups, strict=True):
             paid += self.counted(at + done) - self.counted(at)
             at += group
-        return out * 100 > (100 - self.lead) * paid + 100 * self.slack
+        return self._verdict(behind=out * 100 > (100 - self.lead) * paid + 100 * self.slack)
+
+    def _verdict(self, behind: bool) -> bool:
+        """Whether to give up, once judged: where behind, or, in a trial, in any case (recording the verdict)."""
+        if self.trial is not None:
+            self.trial.append(not behind)
+            return True
+        return behind
 
 
 class Race:

@@ -101,13 +101,15 @@ class Settings:
     match: bool = False  # decoding a file of format 8-10 with mix: its token match model (lmzip.coding.mix)
     counted_level: int = COUNTED_LEVEL  # with mix: the level a block over COUNTED_LARGE bytes is also counted alone at
     lead: int = LEAD  # with mix: how far ahead of counting the mixed coder must stay (levels may set < 0)
+    trial: str | None = None  # with mix: a faster model first coded to the judging point of each block (the
+    # budget's start); where it is behind counting there, the block stays counted without this model's slower run
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
              adapt_block: int | None = None, seed: int | None = None, segment: int | None = None,
              rows: int | None = None, groups: int | None = None, device: str = "cpu",
              threads: int | None = None, block_size: int | None = None, counting: int | None = None,
-             tables: int | None = None, lead: int | None = None) -> Settings:
+             tables: int | None = None, lead: int | None = None, trial: str | None = None) -> Settings:
         """The settings for these options, every default applied here and nowhere else."""
         if adapt_block is not None and not 1 <= adapt_block <= 65535 or adapt_lr is not None and not adapt_lr > 0:
             raise ValueError("--adapt-block must be 1..65535 and --adapt-lr positive")
@@ -125,6 +127,8 @@ class Settings:
             raise ValueError("the counting level must be 1..9")
         if tables is not None and not (mix and 1 <= tables <= 9):
             raise ValueError("the counting tables' level must be 1..9, and needs --mix")
+        if trial is not None and not mix:
+            raise ValueError("a trial model needs --mix")
         if counting is not None and (mix or adapt):
             raise ValueError("counting codes without a language model: --mix and --adapt need one")
         cfg = None
@@ -138,7 +142,7 @@ class Settings:
             counts = SCRATCH_ARITH
         return cls(mix, cfg, seed, segment, rows, groups, device, threads, counts, block_size or BLOCK_SIZE, counting,
                    tables or MIX_LEVEL, counted_level=max(tables or 0, COUNTED_LEVEL),
-                   lead=LEAD if lead is None else lead)
+                   lead=LEAD if lead is None else lead, trial=trial)
 
     def counted_level_for(self, n: int) -> int:
         """With mix: the level a block of ``n`` bytes is also counted alone at."""

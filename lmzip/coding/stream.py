@@ -23,6 +23,7 @@ from lmzip.coding.settings import Settings
 from lmzip.errors import LmzipError
 
 if TYPE_CHECKING:  # the codec (and torch with it) is imported only where a model codes
+    from lmzip.coding.hybrid import Budget
     from lmzip.models.checkpoint import LoadedModel
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes in all; the latter grows where unknown)
@@ -159,6 +160,10 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
         return counted
     budget = None if counted is None else Budget(len(counted[0]), marks if marks[-1] else None, len(data),
                                                  lead=settings.lead, token_bytes=token_bytes(model))
+    if budget is not None and settings.trial and not _trial_ahead(data, settings, budget, workers, block, last):
+        if progress:
+            progress(1, 1)
+        return counted
 
     try:
         coded = codec.encode(data, model, settings, progress, workers, block=block, last=last, budget=budget)
@@ -169,6 +174,26 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
             progress(1, 1)
         return counted
     return coded
+
+
+def _trial_ahead(data: bytes, settings: Settings, budget: Budget, workers: int | None, block: int, last: bool) -> bool:
+    """Whether the faster model of ``settings.trial``, mixed as the default mixes it, is ahead of counting where
+    the budget first judges (a slow level's coder, learning while coding, would take many times counting's
+    time to reach that point on a block it then gives up)."""
+    from dataclasses import replace
+
+    from lmzip.coding import codec
+    from lmzip.coding.hybrid import Unmixable
+    from lmzip.models import registry
+
+    verdict: list[bool] = []
+    trial = Settings.make(mix=True, threads=settings.threads, block_size=settings.block_size, lead=settings.lead)
+    try:
+        coded = codec.encode(data, registry.load(settings.trial), trial, None, workers, block=block, last=last,
+                             budget=replace(budget, trial=verdict))
+    except Unmixable:
+        return False
+    return verdict[0] if verdict else coded is not None and len(coded[0]) < budget.size
 
 
 def counted_instead(data: bytes, settings: Settings, block: int, last: bool,

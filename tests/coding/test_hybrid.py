@@ -295,3 +295,38 @@ def test_a_settings_lead_reaches_the_budget(bpe_model, monkeypatch):
     for lead in (1, -3):
         stream.compress_stream(io.BytesIO(TEXT), io.BytesIO(), bpe_model, Settings.make(mix=True, lead=lead))
     assert [b.lead for b in seen] == [1, -3]
+
+
+def test_a_trial_model_behind_at_the_16th_keeps_the_block_counted_and_the_slow_model_idle(bpe_model, gpt_model,
+                                                                                          monkeypatch):
+    """A slow level first codes each block's 16th with a faster model (Settings.trial): where that one is
+    behind counting there, the block is counted without the level's model ever coding; where it is ahead,
+    the level's model codes the block to the very bytes it writes without a trial."""
+    from lmzip.models import registry
+
+    monkeypatch.setattr(registry, "load", lambda name: bpe_model)  # the trial model, by any name
+    ran = []
+    real = codec.encode
+    monkeypatch.setattr(codec, "encode", lambda data, model, *a, **k: ran.append(model) or real(data, model, *a, **k))
+    numbers = " ".join(str(i * i % 9973) for i in range(1500)).encode()
+    for data, level_ran in ((numbers, False), (TEXT, True)):
+        outs = []
+        for trial in ("fast", None):
+            ran.clear()
+            out = io.BytesIO()
+            st = Settings.make(mix=True, segment=40, block_size=8192, trial=trial)
+            totals = stream.compress_stream(io.BytesIO(data), out, gpt_model, st, workers=1)
+            outs.append(out.getvalue())
+            if trial:
+                assert ran[0] is bpe_model and (gpt_model in ran) is level_ran
+                assert level_ran or all(h.counting for h in totals.headers)
+        back = io.BytesIO()
+        stream.decompress_stream(io.BytesIO(outs[0]), back, lambda h: gpt_model, workers=1)
+        assert back.getvalue() == data
+        if level_ran:
+            assert outs[0] == outs[1]
+
+
+def test_a_trial_needs_mix():
+    with pytest.raises(ValueError, match="trial"):
+        Settings.make(trial="gpt-wide")
