@@ -74,7 +74,7 @@ class Quant:
 Q9 = Quant(wq=127, act=255, chunk=512, int8=False)
 # arithmetic 3 (and 4): 7-bit weights, 8-bit activations; costs under 0.05% in size (benchmarks/results/)
 Q8 = Quant(wq=63, act=127, chunk=2048, int8=True)
-QUANTS = {1: Q9, 2: Q9, 3: Q8, 4: Q8}
+QUANTS = {1: Q9, 2: Q9, 3: Q8, 4: Q8, 6: Q8, 7: Q8}  # 6 and 7: 3 and 4 with the window shifted (qmodel)
 for _q in (Q9, Q8):
     assert _q.wq * _q.act * _q.chunk < 1 << 24
 assert 255 * Q8.wq * 2 < 1 << 15 and Q8.act <= 127

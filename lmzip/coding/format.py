@@ -25,10 +25,11 @@ learned while coding, lmzip.coding.learn);
 bit 4 = seed (the model is the architecture preset named below with seeded random weights); bit 5 = last
 (versions 9-11: no frame follows); bit 6 = counting (versions 10-11: the payload is an lmzip.cm stream, coded
 by context mixing of counts with no language model; model id 0, no tokens); bit 7 reserved, must be 0 |
-| 6 | 1 | arithmetic: 3 = exact integer with int8 operands (lmzip.arith.exact.Q8), with the adapt flag 4 = the
-same and learning in deterministic float64 (lmzip.arith.detfloat); 1 and 2 = the same with 9-bit activations
-(exact.Q9), written by lmzip 0.3.0-0.4.0; 5 = counting context mixing v1 in integers (lmzip.cm; the counting
-flag). All decode on any machine. 0 was lmzip 0.2.0's machine-bound
+| 6 | 1 | arithmetic: 6 = exact integer with int8 operands (lmzip.arith.exact.Q8), a full Transformer window
+shifted by half (lmzip.models.qmodel.SHIFTING), with the adapt flag 7 = the same and learning in deterministic
+float64 (lmzip.arith.detfloat); 3 and 4 = the same with the window re-primed (lmzip 0.5.0-0.7.0); 1 and 2 =
+those with 9-bit activations (exact.Q9), written by lmzip 0.3.0-0.4.0; 5 = counting context mixing v1 in
+integers (lmzip.cm; the counting flag). All decode on any machine. 0 was lmzip 0.2.0's machine-bound
 float32 learning while coding, which this reader refuses with one line |
 | 7 | 1 | version 11 with the mix flag: the counting level whose tables are mixed in (1-9); else 0 |
 | 8 | 3 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
@@ -83,9 +84,11 @@ KNOWN_FLAGS[11] = KNOWN_FLAGS[10]
 ARITHMETICS = {1: "exact integer v1", 2: "exact integer v1, learning in deterministic float64 v1",
                3: "exact integer v3 (int8)",
                4: "exact integer v3 (int8), learning in deterministic float64 v2 (int8 products)",
-               5: "counting context mixing v1 (integer)"}
+               5: "counting context mixing v1 (integer)",
+               6: "exact integer v3 (int8), the window shifted",
+               7: "exact integer v3 (int8), the window shifted, learning in deterministic float64 v2 (int8 products)"}
 ARITH_COUNT = 5  # the arithmetic of counting frames
-ARITH_LEARNING = (2, 4)  # the arithmetics of files whose model learned while coding
+ARITH_LEARNING = (2, 4, 7)  # the arithmetics of files whose model learned while coding
 OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 _SEED = struct.Struct("<Q")

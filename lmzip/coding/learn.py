@@ -95,7 +95,7 @@ class Learner:
         x[:, 0] = toks[rows, lo - 1] if lo > 0 else self.pred.bos
         mask = (lo + np.arange(self.cfg.block))[None, :] < lengths[rows, None]
         w = torch.from_numpy(mask.reshape(-1).astype(np.float64) / float(mask.sum()))  # the mean over coded tokens
-        with detfloat.products(2 if self.arith in (3, 4) else 1):  # arithmetic 4 learns with int8 limbs
+        with detfloat.products(2 if exact.QUANTS[self.arith].int8 else 1):  # 4 and 7 learn with int8 limbs
             grads = self.grads(self.module, torch.from_numpy(x), torch.from_numpy(y).reshape(-1), w)
         self._adam(grads)
         self.pred = exact_predictor(self.module, self.device, self.arith)

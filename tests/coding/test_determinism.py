@@ -3,6 +3,8 @@ to what the coder needs, and the coder pays exactly what those counts say."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -10,7 +12,7 @@ import torch
 from lmzip.arith import exact
 from lmzip.coding import codec, hybrid
 from lmzip.coding import format as fmt
-from lmzip.coding.settings import Settings
+from lmzip.coding.settings import ARITH_EXACT, ARITH_LEARN, Settings
 from tests.conftest import TEXT
 
 
@@ -56,7 +58,7 @@ def test_thread_count_does_not_change_the_file_and_is_restored(gpt_model, monkey
     before = torch.get_num_threads()
     one = codec.encode(TEXT[:200], gpt_model, Settings(threads=1))[0]
     two, head, _ = codec.encode(TEXT[:200], gpt_model, Settings(threads=2))
-    assert one == two and head.arith == 3
+    assert one == two and head.arith == ARITH_EXACT
     assert torch.get_num_threads() == before
     assert codec.decode(*fmt.unpack(two), gpt_model) == TEXT[:200]
     seen: list[int] = []
@@ -131,14 +133,13 @@ def test_the_encoders_passes_give_the_counts_of_single_steps(gpt_model):
         many = torch.cat([ep.steps(feed[:, a : a + 7], st2)[0] for a in range(0, 40, 7)], dim=1)
     assert ep.cfg.context == 16 and torch.equal(one.double(), many.double())
 
-
 def test_learning_while_coding_does_not_depend_on_the_thread_count(gpt_model):
     from dataclasses import replace
 
     settings = Settings.make(adapt=True, adapt_block=4, segment=100)
     one, head, _ = codec.encode(TEXT[:300], gpt_model, settings)
     two = codec.encode(TEXT[:300], gpt_model, replace(settings, threads=2))[0]
-    assert one == two and head.arith == 4
+    assert one == two and head.arith == ARITH_LEARN
     assert codec.decode(*fmt.unpack(two), gpt_model) == TEXT[:300]
 
 
@@ -152,7 +153,7 @@ def test_re_priming_a_few_rows_at_a_time_gives_the_same_counts(monkeypatch):
 
     torch.manual_seed(7)  # two layers: the pass stops inside the second
     m = build_model(GPTConfig(vocab_size=256, n_layer=2, n_embd=32, n_head=2, n_kv_head=1, context=16))
-    ep = from_predictor(m, ByteTokenizer(), "two-layers").exact_for("cpu")
+    ep = from_predictor(m, ByteTokenizer(), "two-layers").exact_for("cpu", 3)  # arithmetic 3 re-primes (6 shifts)
     feed = torch.tensor([list(TEXT[i : i + 40]) for i in range(0, 200, 40)])
     feed[:, 0] = ep.bos
 
@@ -169,3 +170,31 @@ def test_re_priming_a_few_rows_at_a_time_gives_the_same_counts(monkeypatch):
     assert torch.equal(counts(16), few_rows)
     monkeypatch.setattr(qmodel, "HEAD_POSITIONS", 8)  # the head's counts one row (8 positions) at a time
     assert torch.equal(counts(16), few_rows)
+
+
+def test_arithmetic_6_shifts_a_full_window_where_3_re_primed(gpt_model):
+    """A full window: arithmetic 3 re-primes the half it keeps in a pass of the network (the second layer's
+    values then see only that half), 6 shifts it (the values move as they are, the keys rotated back); each
+    decodes what it wrote, and the files differ."""
+    from lmzip.models.checkpoint import from_predictor
+    from lmzip.models.model import GPTConfig, build_model
+    from lmzip.models.tokenizer import ByteTokenizer
+
+    torch.manual_seed(7)
+    m = build_model(GPTConfig(vocab_size=256, n_layer=2, n_embd=32, n_head=2, n_kv_head=1, context=16))
+    two = from_predictor(m, ByteTokenizer(), "two-layers")
+    ctx, half = 16, 8
+    feed = [two.exact_for("cpu").bos, *TEXT[:ctx]]
+    for arith, moved in ((3, False), (6, True)):
+        pred = two.exact_for("cpu", arith)
+        st = pred.start(1)
+        with torch.inference_mode():
+            for tok in feed[:ctx]:
+                pred.step(torch.tensor([tok]), st)
+            full = [v.clone() for v in st.v]
+            pred.step(torch.tensor([feed[ctx]]), st)
+        assert st.pos == half + 1
+        assert torch.equal(st.v[1][..., 1:half], full[1][..., 1 + half :]) == moved
+    blobs = [codec.encode(TEXT[:300], gpt_model, replace(Settings(segment=300), counts_arith=a))[0] for a in (3, 6)]
+    assert blobs[0] != blobs[1] and [fmt.unpack(b)[0].arith for b in blobs] == [3, 6]
+    assert all(codec.decode(*fmt.unpack(b), gpt_model) == TEXT[:300] for b in blobs)

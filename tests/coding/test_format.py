@@ -168,7 +168,7 @@ def test_seed_field_round_trips():
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda b: b.__setitem__(6, 6), "unsupported arithmetic version 6"),
+    (lambda b: b.__setitem__(6, 8), "unsupported arithmetic version 8"),
     (lambda b: b.__setitem__(6, 5), "a counting frame with a model's flags or arithmetic"),
     (lambda b: b.__setitem__(5, b[5] | fmt.FLAG_COUNT), "a counting frame with a model's flags or arithmetic"),
     (lambda b: b.__setitem__(6, 2), "arithmetic does not match the adapt flag"),

@@ -9,6 +9,7 @@ import pytest
 
 from lmzip.coding import codec
 from lmzip.coding import format as fmt
+from lmzip.coding.settings import LEARNING
 from lmzip.models.checkpoint import load_model
 from tests.make_golden import ARITHS, BLOCKS, CASES, blocks_file, golden_model, golden_path, golden_settings
 
@@ -35,8 +36,8 @@ def test_every_golden_file_decodes(path):
     tag = path.name[len(f"golden-{arch}") : path.name.rindex("-v")]
     assert head.crlf == (tag == "-crlf") and head.mix == (tag in ("-mix", "-scratch"))
     learns = tag in ("-adapt", "-scratch")
-    counts = 3 if "-arith3" in path.name else 1
-    assert head.adapt == learns and head.arith == counts + learns
+    counts = int(path.name.split("-arith")[1][0]) if "-arith" in path.name else 1
+    assert head.adapt == learns and head.arith == (LEARNING[counts] if learns else counts)
     assert (head.seed is not None) == (tag == "-scratch")
     assert (tag == BLOCKS) == (not head.last)
     assert lmzip.decompress(blob, model=golden_model(arch, tag), jobs=1) == original
@@ -85,12 +86,13 @@ def test_pre_release_formats_are_refused_with_one_clear_line(version):
         fmt.unpack(bytes(blob))
 
 
+@pytest.mark.parametrize("arith", [3, 6])
 @pytest.mark.parametrize("tag", ["", "-adapt"])
-def test_arithmetic_3_files_decode_without_int8_products(monkeypatch, tag):
+def test_int8_files_decode_without_int8_products(monkeypatch, tag, arith):
     """Where no int8 kernel runs (or on a GPU), float32 and float64 products of the same integers
     decode what int8 GEMMs wrote."""
     from lmzip.arith import exact
 
     monkeypatch.setattr(exact, "KERNEL", "float32")
-    head, payload = fmt.unpack(golden_path("gpt", tag, arith=3).read_bytes())
+    head, payload = fmt.unpack(golden_path("gpt", tag, arith=arith).read_bytes())
     assert codec.decode(head, payload, golden_model("gpt", tag)) == ORIGINAL
