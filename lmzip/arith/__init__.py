@@ -4,7 +4,8 @@
 in any order; only correctly rounded +, -, *, /, sqrt in a fixed order) and gives its building blocks:
 fixed-point tables, quantized linear layers, the integer softmax. ``kernels`` runs their element-wise
 steps compiled (numba), bit for bit like the torch references. ``detfloat`` is the deterministic
-float64 that learning while coding is written in (arithmetics 2 and 4). It imports nothing else of lmzip.
+float64 that learning while coding is written in (arithmetics 2, 4 and 7). ``versions`` is the one table of
+the arithmetics a header can name. It imports nothing else of lmzip.
 """
 
 _EXPORTS = {"FRAC": "exact", "QLinear": "exact", "QNormLinear": "exact", "fixed": "exact", "div": "exact",

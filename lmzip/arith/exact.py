@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import decimal
 import os
-from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -42,6 +41,7 @@ import torch
 from torch import Tensor
 
 from lmzip.arith import gemm, kernels
+from lmzip.arith.versions import Quant
 
 # the compiled kernels (lmzip.arith.kernels) do on the CPU what the torch code below does anywhere, bit for
 # bit; LMZIP_REFERENCE=1 runs the torch code on the CPU too (tests compare the two)
@@ -60,24 +60,7 @@ def _rows(x: Tensor):
 FRAC = 16  # fixed point of the residual stream and the layer outputs: real = integer / 2^FRAC
 
 
-@dataclass(frozen=True)
-class Quant:
-    """How one arithmetic version quantizes the operands of its matrix products."""
-
-    wq: int  # weights: per output channel, integers in ±wq
-    act: int  # activations: per token (row), integers in ±act
-    chunk: int  # terms per float32 partial sum: wq * act * chunk < 2^24, so it is always exact
-    int8: bool  # operands fit int8 and no backend's pairwise int16 sum saturates (rule 1)
-
-
-# arithmetic 1 (and 2, its learning form): 8-bit weights, 9-bit activations, float32 products only
-Q9 = Quant(wq=127, act=255, chunk=512, int8=False)
-# arithmetic 3 (and 4): 7-bit weights, 8-bit activations; costs under 0.05% in size (benchmarks/results/)
-Q8 = Quant(wq=63, act=127, chunk=2048, int8=True)
-QUANTS = {1: Q9, 2: Q9, 3: Q8, 4: Q8, 6: Q8, 7: Q8}  # 6 and 7: 3 and 4 with the window shifted (qmodel)
-for _q in (Q9, Q8):
-    assert _q.wq * _q.act * _q.chunk < 1 << 24
-assert 255 * Q8.wq * 2 < 1 << 15 and Q8.act <= 127
+# each arithmetic's quantization (Quant: Q9, Q8) is in lmzip.arith.versions, beside the rest of its recipe
 LOGIT_STEPS = 64  # logits and attention scores in 1/64 nat
 PRECISION = 24  # the coder's probabilities are counts of 1/2^24
 

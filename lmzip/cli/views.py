@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.table import Table
 
 from lmzip import files
+from lmzip.arith import versions
 from lmzip.cli import ui
 from lmzip.coding import format as fmt
 from lmzip.errors import LmzipError
@@ -32,7 +33,7 @@ def header_record(name: str, size: int, heads: list[fmt.Header]) -> dict:
         "groups": h.groups, "mix": h.mix, "adapt": h.adapt,
         "adapt_lr": h.adapt_lr if h.adapt else None, "adapt_block": h.adapt_block if h.adapt else None,
         "seed": h.seed, "crlf": h.crlf,
-        "arithmetic": "stored" if not coded else fmt.ARITHMETICS[h.arith],
+        "arithmetic": "stored" if not coded else versions.ARITHMETICS[h.arith].words,
     }
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lmzip.coding.format import ARITH_COUNT, Header, crc32, stored_frame, verify
+from lmzip.arith import versions
+from lmzip.coding.format import Header, crc32, stored_frame, verify
 from lmzip.errors import LmzipError
 
 Progress = Callable[[int, int], None]
@@ -38,7 +39,7 @@ def encode(data: bytes, level: int | None, progress: Progress | None = None, who
         return blob, head, 8.0 * len(payload or b"")
     if payload is None or len(payload) >= len(data):
         return (*stored_frame(data, **where), 8.0 * len(payload or b""))
-    head = Header(len(data), crc32(data), counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}",
+    head = Header(len(data), crc32(data), counting=True, arith=versions.COUNTING, model_name=f"cm-{level}",
                   payload_length=len(payload), **where)
     return head.pack() + payload, head, 8.0 * len(payload)
 

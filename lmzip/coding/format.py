@@ -25,11 +25,11 @@ learned while coding, lmzip.coding.learn);
 bit 4 = seed (the model is the architecture preset named below with seeded random weights); bit 5 = last
 (versions 9-11: no frame follows); bit 6 = counting (versions 10-11: the payload is an lmzip.cm stream, coded
 by context mixing of counts with no language model; model id 0, no tokens); bit 7 reserved, must be 0 |
-| 6 | 1 | arithmetic: 6 = exact integer with int8 operands (lmzip.arith.exact.Q8), a full Transformer window
-shifted by half (lmzip.models.qmodel.SHIFTING), with the adapt flag 7 = the same and learning in deterministic
-float64 (lmzip.arith.detfloat); 3 and 4 = the same with the window re-primed (lmzip 0.5.0-0.7.0); 1 and 2 =
-those with 9-bit activations (exact.Q9), written by lmzip 0.3.0-0.4.0; 5 = counting context mixing v1 in
-integers (lmzip.cm; the counting flag). All decode on any machine. 0 was lmzip 0.2.0's machine-bound
+| 6 | 1 | arithmetic (lmzip.arith.versions, one table): 6 = exact integer with int8 operands (versions.Q8), a
+full Transformer window shifted by half (lmzip.models.qmodel), with the adapt flag 7 = the same and learning
+in deterministic float64 (lmzip.arith.detfloat); 3 and 4 = the same with the window re-primed (lmzip
+0.5.0-0.7.0); 1 and 2 = those with 9-bit activations (versions.Q9), written by lmzip 0.3.0-0.4.0; 5 = counting
+context mixing v1 in integers (lmzip.cm; the counting flag). All decode on any machine. 0 was lmzip 0.2.0's machine-bound
 float32 learning while coding, which this reader refuses with one line |
 | 7 | 1 | version 11 with the mix flag: the counting level whose tables are mixed in (1-9); else 0 |
 | 8 | 3 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
@@ -60,6 +60,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from lmzip.arith import versions
 from lmzip.errors import FormatError, IntegrityError
 
 MAGIC = b"\x89LMZ"
@@ -81,14 +82,6 @@ KNOWN_FLAGS = {8: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED}
 KNOWN_FLAGS[9] = KNOWN_FLAGS[8] | FLAG_LAST
 KNOWN_FLAGS[10] = KNOWN_FLAGS[9] | FLAG_COUNT
 KNOWN_FLAGS[11] = KNOWN_FLAGS[10]
-ARITHMETICS = {1: "exact integer v1", 2: "exact integer v1, learning in deterministic float64 v1",
-               3: "exact integer v3 (int8)",
-               4: "exact integer v3 (int8), learning in deterministic float64 v2 (int8 products)",
-               5: "counting context mixing v1 (integer)",
-               6: "exact integer v3 (int8), the window shifted",
-               7: "exact integer v3 (int8), the window shifted, learning in deterministic float64 v2 (int8 products)"}
-ARITH_COUNT = 5  # the arithmetic of counting frames
-ARITH_LEARNING = (2, 4, 7)  # the arithmetics of files whose model learned while coding
 OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 _SEED = struct.Struct("<Q")
@@ -257,7 +250,7 @@ def parse_header(blob: bytes) -> Header:
     if arith == 0:
         raise FormatError("a machine-bound --adapt file of lmzip 0.2.0 (float32 arithmetic): decode it with "
                           "lmzip 0.2.0 on the machine that wrote it")
-    if arith not in ARITHMETICS:
+    if arith not in versions.ARITHMETICS:
         raise FormatError(f"unsupported arithmetic version {arith} (written by a newer lmzip?)")
     if any(reserved[1:]) or reserved[0] and version < MIXES_COUNTING:
         raise FormatError("corrupt header (reserved bytes 7-10 are not 0)")
@@ -299,8 +292,8 @@ def _check_layout(h: Header) -> None:
         return
     if h.version >= 9 and h.payload_length >= h.original_length:  # the encoder stores what coding would not shrink
         raise FormatError("corrupt header (a coded payload as long as the original)")
-    if h.counting or h.arith == ARITH_COUNT:
-        if not (h.counting and h.arith == ARITH_COUNT) or h.mix or h.adapt or h.seed is not None or h.crlf:
+    if h.counting or h.arith == versions.COUNTING:
+        if not (h.counting and h.arith == versions.COUNTING) or h.mix or h.adapt or h.seed is not None or h.crlf:
             raise FormatError("corrupt header (a counting frame with a model's flags or arithmetic)")
         if h.n_tokens or h.segment_length or h.groups != 1 or any(h.model_id):
             raise FormatError("corrupt header (a counting frame with tokens or a model)")
@@ -311,7 +304,7 @@ def _check_layout(h: Header) -> None:
         raise FormatError("corrupt header (the counting level mixed in does not match the mix flag)")
     if h.n_tokens > h.original_length:  # every token stands for at least one byte
         raise FormatError("corrupt header (more tokens than original bytes)")
-    if h.adapt != (h.arith in ARITH_LEARNING):
+    if h.adapt != (versions.ARITHMETICS[h.arith].learns is not None):
         raise FormatError("corrupt header (the arithmetic does not match the adapt flag)")
     if h.groups > h.n_segments:
         raise FormatError("corrupt header (more groups than segments)")

@@ -35,6 +35,7 @@ from lmzip.arith.detfloat import (
     softmax_grad,
     tanh,
 )
+from lmzip.arith.versions import ARITHMETICS
 from lmzip.coding.settings import AdaptConfig
 from lmzip.errors import LmzipError
 from lmzip.models.model import GPT, VARIANTS, LSTMModel, Predictor, config_to_dict
@@ -95,7 +96,7 @@ class Learner:
         x[:, 0] = toks[rows, lo - 1] if lo > 0 else self.pred.bos
         mask = (lo + np.arange(self.cfg.block))[None, :] < lengths[rows, None]
         w = torch.from_numpy(mask.reshape(-1).astype(np.float64) / float(mask.sum()))  # the mean over coded tokens
-        with detfloat.products(2 if exact.QUANTS[self.arith].int8 else 1):  # 4 and 7 learn with int8 limbs
+        with detfloat.products(2 if ARITHMETICS[self.arith].quant.int8 else 1):  # 4 and 7 learn with int8 limbs
             grads = self.grads(self.module, torch.from_numpy(x), torch.from_numpy(y).reshape(-1), w)
         self._adam(grads)
         self.pred = exact_predictor(self.module, self.device, self.arith)

@@ -6,14 +6,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from lmzip.arith import versions
 from lmzip.cm import format as cm_format
 from lmzip.coding import format
 
-ARITH_EXACT = 6  # lmzip.arith.exact, int8 operands, the Transformer's window shifted: the same counts on every machine
-ARITH_LEARN = 7  # the same, learning while coding (lmzip.coding.learn) in deterministic float64 (lmzip.arith.detfloat)
-# lmzip 0.3.0-0.4.0 wrote arithmetic 1 (9-bit activations) and 2 (1, learning), lmzip 0.5.0-0.7.0 3 and 4 (the
-# window re-primed, lmzip.models.qmodel.SHIFTING); they still decode
-LEARNING = {1: 2, 3: 4, ARITH_EXACT: ARITH_LEARN}  # the arithmetic of the counts -> the same with learning while coding
+# the arithmetics (lmzip.arith.versions): what new files' counts are computed in, and the same learning while
+# coding (lmzip.coding.learn, in lmzip.arith.detfloat's float64); every earlier one still decodes
+ARITH_EXACT = versions.COUNTS
+LEARNING = versions.LEARNING  # the arithmetic of the counts -> the same with learning while coding
+ARITH_LEARN = LEARNING[ARITH_EXACT]
 
 # Measured on alice29.txt (benchmarks/README.md): segments of 256 instead of 1024 tokens cost 0.2%
 # (Transformer) and 0.04% (LSTM) in size and code 2x faster, since wider batches use the CPU better.

@@ -31,8 +31,9 @@ from __future__ import annotations
 import struct
 import zlib
 
-from lmzip.coding.format import ARITH_COUNT, Check, Header, Source, crc32, read_full
+from lmzip.arith import versions
 from lmzip.coding.format import MAGIC as FRAME_MAGIC
+from lmzip.coding.format import Check, Header, Source, crc32, read_full
 from lmzip.errors import FormatError
 
 MAGIC = b"\x89LMz"
@@ -89,7 +90,7 @@ def frame(data: bytes, level: int | None, coded: bytes | None) -> tuple[bytes, H
         from lmzip.cm import format as cmfmt
 
         payload = coded[cmfmt.HEADER_BYTES :]
-        head = Header(len(data), crc32(data), counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}",
+        head = Header(len(data), crc32(data), counting=True, arith=versions.COUNTING, model_name=f"cm-{level}",
                       payload_length=len(payload), short=True, version=VERSION)
     return pack(head) + payload, head
 
@@ -121,7 +122,7 @@ def parse_header(blob: bytes) -> Header:
     level = blob[at + 4]
     if not 1 <= level <= 9:
         raise FormatError(f"corrupt header (counting level {level})")
-    return Header(length, crc, counting=True, arith=ARITH_COUNT, model_name=f"cm-{level}", short=True,
+    return Header(length, crc, counting=True, arith=versions.COUNTING, model_name=f"cm-{level}", short=True,
                   version=version, payload_length=payload if version >= VERSION else 0)
 
 

@@ -1,6 +1,6 @@
 """Exact predictors: the trained Transformer and LSTM evaluated in the integer arithmetic of
-lmzip.arith.exact, so that their coder counts are the same on every machine (arithmetic versions 1
-and 3, which differ only in how finely the matrix products' operands are quantized: exact.QUANTS).
+lmzip.arith.exact, so that their coder counts are the same on every machine (the arithmetics of
+lmzip.arith.versions: how finely the matrix products' operands are quantized, and the window's rule).
 
 Built from a float Predictor (the stored bf16 weights) by quantization rules that are themselves
 exact, so the model file alone decides every count. ``step`` feeds one token per stream and
@@ -20,6 +20,7 @@ from torch import Tensor
 
 from lmzip.arith import exact, kernels
 from lmzip.arith.exact import FRAC, QLinear, QNormLinear, apply_table, fixed
+from lmzip.arith.versions import ARITHMETICS, COUNTS, Quant
 from lmzip.models.model import GPT, LSTMModel, Predictor
 
 LOGIT_BITS = 6  # exact.LOGIT_STEPS = 2^6
@@ -30,12 +31,12 @@ ATT_BITS = 16  # attention weights in 1/2^16 of the largest
 NARROW = float((1 << 15) - 1)  # caches start as int16 (the shipped models' keys and values stay below ~14,000):
 # attention streams half float32's memory; a state widens to float32 once a value would not fit (_Wide)
 assert LOGIT_BITS == exact.LOGIT_STEPS.bit_length() - 1
-ARITH = 6  # what new files use: int8 operands (exact.Q8), the window shifted; arithmetic 1 and 3 still decode
+ARITH = COUNTS  # what new files use (lmzip.arith.versions); arithmetic 1 and 3 still decode
 # Arithmetic 6 (7 learning while coding) is arithmetic 3's (4's) integers but for the Transformer's full window:
 # it drops its oldest half and moves the rest back, their keys rotated back by as many positions (ExactGPT._shift),
 # where 3 re-primed the half it keeps in a pass of the network (about a third more products on a long segment;
-# enwik6 at -4: 197,909 bytes against 197,918, compress 22.3 against 16.0 KB/s, decompress 18.6 against 14.9)
-SHIFTING = (6, 7)  # (a model of learned positions re-primes in every arithmetic: its keys hold no rotation to undo)
+# enwik6 at -4: 197,909 bytes against 197,918, compress 22.3 against 16.0 KB/s, decompress 18.6 against 14.9).
+# A model of learned positions re-primes in every arithmetic: its keys hold no rotation to undo.
 
 
 class ExactPredictor:
@@ -55,23 +56,24 @@ class ExactPredictor:
 
 def exact_predictor(model: Predictor, device: str = "cpu", arith: int = ARITH) -> ExactPredictor:
     """The exact counterpart of a float predictor (the Transformer or the LSTM) in arithmetic ``arith``."""
-    quant = exact.QUANTS[arith]
+    version = ARITHMETICS[arith]
+    quant = version.quant
     with torch.inference_mode():
         if isinstance(model, GPT):
-            return ExactGPT(model, device, quant, shift=arith in SHIFTING and model.config.pos == "rope")
+            return ExactGPT(model, device, quant, shift=version.shifts and model.config.pos == "rope")
         if isinstance(model, LSTMModel):
             return ExactLSTM(model, device, quant)
     raise TypeError(f"no exact form for {type(model).__name__}")
 
 
-def _head(model: Predictor, quant: exact.Quant) -> QNormLinear:
+def _head(model: Predictor, quant: Quant) -> QNormLinear:
     c = model.config
     w = model.wte.weight[: c.vocab_size] if getattr(c, "tied", True) else model.lm_head.weight
     return QNormLinear(model.ln_f.weight, getattr(model.ln_f, "bias", None), w, out_bits=LOGIT_BITS, quant=quant,
                        rms=getattr(c, "norm", "layer") == "rms")
 
 
-def _norm_linear(ln, weight: Tensor, bias: Tensor | None, quant: exact.Quant) -> QNormLinear:
+def _norm_linear(ln, weight: Tensor, bias: Tensor | None, quant: Quant) -> QNormLinear:
     """A norm (LayerNorm or RMSNorm) folded into the linear layer it feeds."""
     rms = not hasattr(ln, "bias")  # nn.RMSNorm has no bias
     return QNormLinear(ln.weight, None if rms else ln.bias, weight, bias=bias, rms=rms, quant=quant)
@@ -88,7 +90,7 @@ class _Layer:
     down: QLinear
 
 
-def _layer(b, q: exact.Quant, device: str) -> _Layer:
+def _layer(b, q: Quant, device: str) -> _Layer:
     up_w, up_b = b.mlp.up.weight, b.mlp.up.bias
     if b.mlp.kind == "swiglu":
         up_w = torch.cat([b.mlp.gate.weight, up_w])
@@ -133,7 +135,7 @@ def _narrow(cache: Tensor) -> float:
 class ExactGPT(ExactPredictor):
     """The Transformer of lmzip.models.model in exact arithmetic; the same window and re-priming rule."""
 
-    def __init__(self, m: GPT, device: str, quant: exact.Quant, shift: bool = True):
+    def __init__(self, m: GPT, device: str, quant: Quant, shift: bool = True):
         c = self.cfg = m.config
         self.shift = shift  # a full window shifts (arithmetic 6, 7 with rotary positions), else it re-primes
         self.vocab, self.bos, self.device = c.vocab_size, m.bos, device
@@ -334,7 +336,7 @@ def _table(name: str):
 class ExactLSTM(ExactPredictor):
     """The LSTM of lmzip.models.model in exact arithmetic: gates by integer tables, state in 1/2^FRAC."""
 
-    def __init__(self, m: LSTMModel, device: str, quant: exact.Quant):
+    def __init__(self, m: LSTMModel, device: str, quant: Quant):
         c = self.cfg = m.config
         self.vocab, self.bos, self.device = c.vocab_size, c.vocab_size, device
         self.emb = fixed(m.wte.weight).to(device)

@@ -7,7 +7,7 @@ import types
 import pytest
 import torch
 
-from lmzip.arith import detfloat, exact, gemm, kernels
+from lmzip.arith import detfloat, exact, gemm, kernels, versions
 from lmzip.coding import codec
 from lmzip.coding import format as fmt
 from lmzip.coding.settings import Settings
@@ -46,7 +46,7 @@ def test_tables(reference, name):
         assert torch.equal(fast, exact.apply_table(name, x))
 
 
-@pytest.mark.parametrize("quant", [exact.Q9, exact.Q8], ids=["arith1", "arith3"])
+@pytest.mark.parametrize("quant", [versions.Q9, versions.Q8], ids=["arith1", "arith3"])
 @pytest.mark.parametrize("kernel", [gemm.INT_MM, gemm.ONEDNN, gemm.FLOAT32])
 def test_quantize_linear_norm_and_counts(reference, monkeypatch, quant, kernel):
     """Arithmetic 3 on the CPU multiplies int8 matrices (either int8 kernel), or float32 where they are
@@ -92,7 +92,7 @@ def test_int8_products_at_their_limits_are_exact(monkeypatch, kernel):
     monkeypatch.setattr(exact, "KERNEL", kernel)
     K = 1000
     q = torch.tensor([[127.0] * K, [-127.0] * K, [127.0, -127.0] * (K // 2)] * 7)
-    w = exact.QLinear(torch.tensor([[1.0] * K, [-1.0] * K]), quant=exact.Q8)
+    w = exact.QLinear(torch.tensor([[1.0] * K, [-1.0] * K]), quant=versions.Q8)
     assert w.gemm.w8 is not None and w.gemm.w8.kernel == kernel
     got = torch.from_numpy(w.gemm.w8.times(q.to(torch.int8).numpy())).double()
     assert torch.equal(got, q.double() @ w.gemm.w.double().T)
@@ -141,7 +141,7 @@ def test_the_int8_gemm_is_not_used_where_torch_gets_it_wrong(monkeypatch):
     monkeypatch.setattr(exact, "LIMB_GEMM", True)
     assert not exact.int8_gemm(1) and exact.int8_gemm(gemm.INT8_MIN_K)
     assert not exact.limb_gemm(1) and exact.limb_gemm(gemm.INT8_MIN_K)
-    assert exact.QLinear(torch.ones(5, 1), quant=exact.Q8).gemm.w8 is None
+    assert exact.QLinear(torch.ones(5, 1), quant=versions.Q8).gemm.w8 is None
 
 
 def test_a_slow_int8_kernel_is_not_chosen(monkeypatch):

@@ -13,6 +13,7 @@ import pytest
 
 import lmzip
 from lmzip.api import LMCompressor, counting_level
+from lmzip.arith import versions
 from lmzip.coding import format as fmt
 from lmzip.coding import short, stream
 from lmzip.coding.settings import Settings
@@ -38,7 +39,7 @@ def test_counting_round_trips_without_a_model(data, coded):
     assert head.counting == coded and head.stored == (not coded)  # what counting cannot shrink is stored
     if coded:
         assert (head.version, head.arith, head.model_id, head.n_tokens, head.model_name) == (
-            short.VERSION, fmt.ARITH_COUNT, bytes(16), 0, "cm-1")
+            short.VERSION, versions.COUNTING, bytes(16), 0, "cm-1")
         assert head.short and len(blob) < len(data) // 4
 
 

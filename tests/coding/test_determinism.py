@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from lmzip.arith import exact
+from lmzip.arith import exact, versions
 from lmzip.coding import codec, hybrid
 from lmzip.coding import format as fmt
 from lmzip.coding.settings import ARITH_EXACT, ARITH_LEARN, Settings
@@ -109,7 +109,7 @@ def test_tables_are_exact_integers_from_decimal():
     assert torch.allclose(exact.apply_table("gelu", x) / 65536, torch.nn.functional.gelu(x / 65536), atol=1e-4)
 
 
-@pytest.mark.parametrize("quant", [exact.Q9, exact.Q8], ids=["arith1", "arith3"])
+@pytest.mark.parametrize("quant", [versions.Q9, versions.Q8], ids=["arith1", "arith3"])
 def test_products_past_one_chunk_stay_exact(quant):
     """int_matmul splits K so float32 never rounds: the worst case (every term at its limit) is exact."""
     K = 3 * quant.chunk + 17

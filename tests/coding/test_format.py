@@ -7,6 +7,7 @@ import zlib
 
 import pytest
 
+from lmzip.arith import versions
 from lmzip.coding import codec
 from lmzip.coding import format as fmt
 from lmzip.coding.settings import Settings
@@ -44,7 +45,7 @@ def sample_header(version: int = 8) -> fmt.Header:
         return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=8, segment_length=2,
                           payload_length=12, groups=3, version=8)
     if version == 0:  # a counting frame
-        return fmt.Header(10, 0x12345678, counting=True, arith=fmt.ARITH_COUNT, model_name="cm-6", payload_length=9,
+        return fmt.Header(10, 0x12345678, counting=True, arith=versions.COUNTING, model_name="cm-6", payload_length=9,
                           version=10)
     return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=8, segment_length=2,
                       payload_length=9, groups=3, block=2, block_size=10, last=False, version=version,
