@@ -29,8 +29,8 @@ by context mixing of counts with no language model; model id 0, no tokens); bit 
 full Transformer window shifted by half (lmzip.models.qmodel), with the adapt flag 7 = the same and learning
 in deterministic float64 (lmzip.arith.detfloat); 3 and 4 = the same with the window re-primed (lmzip
 0.5.0-0.7.0); 1 and 2 = those with 9-bit activations (versions.Q9), written by lmzip 0.3.0-0.4.0; 5 = counting
-context mixing v1 in integers (lmzip.cm; the counting flag). All decode on any machine. 0 was lmzip 0.2.0's machine-bound
-float32 learning while coding, which this reader refuses with one line |
+context mixing v1 in integers (lmzip.cm; the counting flag). All decode on any machine. 0 was lmzip 0.2.0's
+machine-bound float32 learning while coding, which this reader refuses with one line |
 | 7 | 1 | version 11 with the mix flag: the counting level whose tables are mixed in (1-9); else 0 |
 | 8 | 3 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
 | 11 | 2 | number of segment groups - 1 (groups are coded independently, in parallel) |

@@ -101,6 +101,7 @@ def _layer(b, q: Quant, device: str) -> _Layer:
                   QLinear(b.mlp.down.weight, b.mlp.down.bias, quant=q).to(device))
 
 
+SHIFT_ROWS = 8  # rows whose keys one step of the window's shift rotates back (float64 temporaries of ~1 MiB)
 HEAD_POSITIONS = 64  # positions whose counts the encoder's passes compute at once (16 rows x 4: 2 MiB of logits; 256
 # held 38 MiB more at the default's peak on 1.2 MB of text, two groups, at the same speed)
 REPRIME_POSITIONS = 512  # positions of one re-priming pass (128 rows x 128 at once held ~650 MiB; 512 at
@@ -268,12 +269,13 @@ class ExactGPT(ExactPredictor):
         ctx, half, div = self.cfg.context, self.hd // 2, float(1 << ROT_BITS)
         c, sn = self.cos[n].double(), self.sin[n].double()
         for i in range(len(st.k)):
-            x1, x2 = st.k[i][:, :, 1 + n :].double().split(half, dim=-1)
-            k = torch.cat([torch.round((x1 * c + x2 * sn) / div), torch.round((x2 * c - x1 * sn) / div)], dim=-1)
-            k = k.clamp(-QK_CLAMP, QK_CLAMP)
-            if k.numel() and float(k.abs().max()) > _narrow(st.k[i]):
-                st.widen()  # a rotated key beyond int16: every cache to float32 (those already shifted too)
-            st.k[i][:, :, 1 : ctx - n] = k.to(st.k[i].dtype)
+            for a in range(0, st.k[i].shape[0], SHIFT_ROWS):  # a few rows at a time: bounded memory
+                x1, x2 = st.k[i][a : a + SHIFT_ROWS, :, 1 + n :].double().split(half, dim=-1)
+                k = torch.cat([torch.round((x1 * c + x2 * sn) / div), torch.round((x2 * c - x1 * sn) / div)], dim=-1)
+                k = k.clamp(-QK_CLAMP, QK_CLAMP)
+                if k.numel() and float(k.abs().max()) > _narrow(st.k[i]):
+                    st.widen()  # a rotated key beyond int16: every cache to float32 (what is shifted keeps its values)
+                st.k[i][a : a + SHIFT_ROWS, :, 1 : ctx - n] = k.to(st.k[i].dtype)
             st.v[i][..., 1 : ctx - n] = st.v[i][..., 1 + n :].clone()
         st.hist[:, 1 : ctx - n] = st.hist[:, 1 + n :].clone()
         st.pos = ctx - n
