@@ -134,7 +134,8 @@ def _narrow(cache: Tensor) -> float:
 
 
 class ExactGPT(ExactPredictor):
-    """The Transformer of lmzip.models.model in exact arithmetic; the same window and re-priming rule."""
+    """The Transformer of lmzip.models.model in exact arithmetic; a full window shifts (arithmetic 6, 7) or
+    re-primes as the float model's does (1-4)."""
 
     def __init__(self, m: GPT, device: str, quant: Quant, shift: bool = True):
         c = self.cfg = m.config
