@@ -187,7 +187,8 @@ def _trial_ahead(data: bytes, settings: Settings, budget: Budget, workers: int |
     from lmzip.models import registry
 
     verdict: list[bool] = []
-    trial = Settings.make(mix=True, threads=settings.threads, block_size=settings.block_size, lead=settings.lead)
+    trial = Settings.make(mix=True, device=settings.device, threads=settings.threads, block_size=settings.block_size,
+                          lead=settings.lead)
     try:
         coded = codec.encode(data, registry.load(settings.trial), trial, None, workers, block=block, last=last,
                              budget=replace(budget, trial=verdict))

@@ -230,12 +230,12 @@ def test_the_cache_step_rotates_and_rounds_as_the_reference(reference, gpt_model
 @pytest.mark.parametrize("narrow", [3.0, 200.0, 2000.0])
 def test_int16_caches_widen_where_a_value_does_not_fit_and_code_the_same_bytes(monkeypatch, gpt_model, narrow):
     """Caches start as int16 and widen to float32 the moment a key or value would not fit (at the first
-    pass, or in the middle of the stream, re-priming included): the pass is done again and the file is the
+    pass, or in the middle of the stream, the window's shift included): the pass is done again and the file is the
     one float32 caches write."""
     from lmzip.models import qmodel
 
     text = TEXT[:700]
-    want = codec.encode(text, gpt_model, Settings(segment=300))[0]  # 300 bytes: the 256-position window re-primes
+    want = codec.encode(text, gpt_model, Settings(segment=300))[0]  # 300 bytes: the 16-token window shifts
     widened = []
     real = qmodel.ExactGPTState.widen
     monkeypatch.setattr(qmodel.ExactGPTState, "widen", lambda st: widened.append(1) or real(st))
