@@ -43,7 +43,8 @@ def main() -> None:
     from lmzip.models import registry
 
     variants = {"counting, every input": 0, "- orders 0-6": cm.OFF_ORDERS, "- words": cm.OFF_WORDS,
-                "- sparse": cm.OFF_SPARSE, "- records and columns": cm.OFF_RECORDS, "- match": cm.OFF_MATCH,
+                "- sparse": cm.OFF_SPARSE, "- records and columns": cm.OFF_RECORDS,
+                "- bilevel image": cm.OFF_IMAGE, "- match": cm.OFF_MATCH,
                 "- SSE (APM stages)": cm.OFF_SSE}
     lm = registry.load(args.model)
     mixed, alone, best = (f"+ language model ({args.model}), mixed in", f"--mix ({args.model}): the smaller of "

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/fuzz.py --mutants 100000 --out benchmarks/results/fuzz.json
 
 The files: every golden file of the current format (model frames, mixed frames, blocks, learning while
-coding), the counting golden files (short frames of formats 12 and 10, an ordinary counting frame)
+coding), the counting golden files (short frames 13, 12 and 10, ordinary counting frames of cm versions 1 and 2)
 and concatenations (``A+B``: the two files one after the other, as ``cat`` makes them).
 Each mutant is a golden file with bits flipped, cut short, bytes overwritten, or one header field set
 to a hostile value with the header CRC recomputed (a crafted file). Mutant i is a pure function of
@@ -37,8 +37,9 @@ KINDS = ["flip", "flip-header", "truncate", "overwrite", "craft"]
 HOSTILE = [0, 1, 2, 3, 255, 2**16 - 1, 2**24, 10**6, 2**31 - 1, 2**32 - 1, 2**40, 2**63 - 1, 2**64 - 1]
 
 
-COUNTED = ["counted-v12.lmz", "counted-v10.lmz", "counted-frame-v10.lmz", "counted-v12.lmz+counted-v12.lmz",
-           "counted-v10.lmz+counted-v12.lmz", "golden-gpt-mix-v11-arith3.lmz+counted-v12.lmz",
+COUNTED = ["counted-v13.lmz", "counted-blocks-v11-cm2.lmz", "counted-v12.lmz", "counted-v10.lmz",
+           "counted-frame-v10.lmz", "counted-v12.lmz+counted-v12.lmz", "counted-v10.lmz+counted-v12.lmz",
+           "counted-v13.lmz+counted-v12.lmz", "golden-gpt-mix-v11-arith3.lmz+counted-v12.lmz",
            "golden-lstm-blocks-v11-arith3.lmz+golden-lstm-v11-arith3.lmz"]
 
 

@@ -1,8 +1,9 @@
 """A counting context-mixing compressor (the paq/lpaq family) in exact integer arithmetic.
 
 Where the neural half of lmzip knows language in general, this model counts what *this* stream did:
-orders 0-6, words, sparse contexts and the longest earlier match each predict every bit, a logistic
-mixer weighs them, APM stages correct the mix, and a 32-bit arithmetic coder codes the bit.
+orders 0-8, words, sparse, record and column contexts, single pixels of a bilevel image and
+the longest earlier match each predict every bit (lmzip.cm.body lists them, by cm version), logistic
+mixers weigh them, APM stages correct the mix, and a 32-bit arithmetic coder codes the bit.
 
 Determinism. The decoder must reproduce each of the encoder's probabilities exactly, on any
 machine, or the stream is lost. So the coding path uses integers only: probabilities are 12/16/22-bit

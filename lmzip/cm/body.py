@@ -14,7 +14,14 @@ Models (row in `sm`, the per-model state maps; hashed ones also have a row in `h
  10 sparse: bytes 4 and 8 back
  11 record: the byte one row up + the previous byte    12 record: the three bytes above + two rows up
  13 text column: column in the line + the byte above it in the previous line + the previous byte
+ 14 (version 2) word + the two words before it (a CJK character is a word: order 2 over characters)
+ + (version 2) the bilevel-image model: five direct contexts of single pixels (bits) from this row and
+   the rows above, once a record length of 8 bytes or more is found in bytes that are mostly not text (a
+   fax page, a 1-bit bitmap), one input each
  + the match model (two inputs) + a bias
+The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
+rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
+shapes and every earlier version decodes through the same code.
 """
 
 from __future__ import annotations
@@ -33,16 +40,34 @@ from lmzip.cm.parts import (
 )
 from lmzip.cm.tables import stretch
 
-N_MODELS = 14          # rows of sm
-N_HASHED = 12          # rows of ht (models 2..13)
-N_IN = 2 * N_MODELS + 3  # two inputs per model, two from the match model, one bias
-X_MATCH = N_IN - 3     # the match model's two inputs, then the bias
+N_IMAGE = 5            # the image model's contexts (version 2)
+IMAGE_BITS = 16        # its tables' entries: 2^16 each
 MINLEN = 6             # the match model looks up the last MINLEN bytes
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/64.5: adapts to drift, still averages
 SM_LIMIT = 255
-# a history's fields
-C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL = range(12)
-N_STATE = 12
+# a history's fields (WPP, the word before the previous one: version 2)
+C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL, WPP = range(13)
+N_STATE = 13
+
+
+def n_hashed(version: int) -> int:
+    """Rows of ``ht``: the hashed models of a cm version."""
+    return 12 if version == 1 else 13
+
+
+def n_models(version: int) -> int:
+    """Rows of ``sm``: every model with a state map (orders 0 and 1 are direct)."""
+    return n_hashed(version) + 2
+
+
+def n_image(version: int) -> int:
+    """The image model's inputs (and tables)."""
+    return 0 if version == 1 else N_IMAGE
+
+
+def n_inputs(version: int) -> int:
+    """The mixers' inputs: two per model, the image model's, two of the match model, a bias."""
+    return 2 * n_models(version) + n_image(version) + 3
 
 
 @njit(cache=True, inline="always")
@@ -71,12 +96,14 @@ def contexts(ctx, h, buf, g0):
     col = k - line
     above = np.int64(buf[g0 + pline + col]) if pline + col < line else 0
     ctx[11] = hash2(min(col, 255) | (above << 8) | (c1 << 16), 13)
+    if ctx.shape[0] > 12:
+        ctx[12] = hash2(hash2(w0, h[WPP]), wp + 14)
 
 
 @njit(cache=True, inline="always")
 def buckets(ht, base, ctx, c0, nb_mask):
     """Each hashed model's bucket for the nibble that starts at partial byte ``c0``."""
-    for k in range(N_HASHED):
+    for k in range(ctx.shape[0]):
         base[k] = find_bucket(ht, k, hash2(ctx[k], c0), nb_mask)
 
 
@@ -88,7 +115,7 @@ def inputs(x, t01, ht, sm, base, nib, c0, c1, jj):
     v = np.int64(t01[1, (c1 << 8) | c0])
     x[2], x[3] = slot_inputs(v, sm, 1, jj)
     known = 0
-    for k in range(N_HASHED):
+    for k in range(ht.shape[0]):
         v = np.int64(ht[k, base[k] + nib])
         x[4 + 2 * k], x[5 + 2 * k] = slot_inputs(v, sm, 2 + k, jj)
         if k < 5 and (v & 1008) != 0:
@@ -106,7 +133,7 @@ def learn(t01, ht, sm, base, nib, c0, c1, jj, y):
     v = np.int64(t01[1, o1])
     sm[1, (v & 1023) | jj] = adapt(np.int64(sm[1, (v & 1023) | jj]), y, SM_LIMIT)
     t01[1, o1] = slot_update(v, y, SLOT_LIMIT)
-    for k in range(N_HASHED):
+    for k in range(ht.shape[0]):
         s = base[k] + nib
         v = np.int64(ht[k, s])
         sm[2 + k, (v & 1023) | jj] = adapt(np.int64(sm[2 + k, (v & 1023) | jj]), y, SM_LIMIT)
@@ -131,15 +158,15 @@ def match_index(mlen, ebyte, mq, c0, j):
 
 
 @njit(cache=True, inline="always")
-def match_inputs(x, msm, mi, mlen):
-    """The match model's two inputs (its learned p, its length signed by the expected bit) and the bias."""
+def match_inputs(x, at, msm, mi, mlen):
+    """The match model's two inputs at x[at:] (its learned p, its length signed by the expected bit), then the bias."""
     if mi >= 0:
-        x[X_MATCH] = stretch(np.int64(msm[mi]) >> 20)
-        x[X_MATCH + 1] = (min(mlen, 32) << 5) * (2 * (mi & 1) - 1)
+        x[at] = stretch(np.int64(msm[mi]) >> 20)
+        x[at + 1] = (min(mlen, 32) << 5) * (2 * (mi & 1) - 1)
     else:
-        x[X_MATCH] = 0
-        x[X_MATCH + 1] = 0
-    x[N_IN - 1] = 256
+        x[at] = 0
+        x[at + 1] = 0
+    x[at + 2] = 256
 
 
 @njit(cache=True, inline="always")
@@ -167,7 +194,10 @@ def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte):
     counts only if the bytes before it really agree, within what both segments hold)."""
     k = h[FILL]
     buf[g0 + k] = c
+    wp = h[WP]
     h[C4], h[C8], h[W0], h[WP] = slide(h[C4], h[C8], h[W0], h[WP], c)
+    if h[WP] != wp:
+        h[WPP] = wp
     if c == 10:
         h[PLINE], h[LINE] = h[LINE], k + 1
     d = k + 1 - last[c]
@@ -201,4 +231,48 @@ def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte):
         if k + 1 >= 8:
             mtab[hl] = gi + 1
     h[MLEN], h[MPTR], h[CAND], h[CANDN], h[FILL] = mlen, mptr, cand, cand_n, k + 1
+
+
+
+@njit(cache=True, inline="always")
+def _row3(buf, at):
+    """The 24 pixels around byte ``at`` of the buffer: the byte before, it, the byte after."""
+    return (np.int64(buf[at - 1]) << 16) | (np.int64(buf[at]) << 8) | np.int64(buf[at + 1])
+
+
+@njit(cache=True, inline="always")
+def image_contexts(ictx, h, buf, g0, c0, c1, j, binary):
+    """The image model's contexts of bit ``j`` (a pixel): the pixels before it in its row and around it in
+    the three rows above (a row is the record length), each a 16-bit index; ictx[0] = -1 (off) where the
+    history holds no record length of 8 bytes or more, not three rows yet, or the recent bytes are mostly
+    text (``binary``, of 256, below half: lmzip.cm.model's running share of bytes that are not)."""
+    r, k = h[RLEN], h[FILL]
+    if r < 8 or k < 3 * r + 1 or binary < 128:
+        ictx[0] = -1
+        return
+    s = 13 - j  # the pixel above sits at bit 15 - j of _row3, its right neighbours below
+    u1, u2, u3 = _row3(buf, g0 + k - r), _row3(buf, g0 + k - 2 * r), _row3(buf, g0 + k - 3 * r)
+    a1, a2 = (u1 >> s) & 0x1F, (u2 >> s) & 0x1F  # five pixels centred above, and two rows above
+    r0 = ((c1 << j) | (c0 ^ (1 << j))) & 0xFF  # this row's last eight pixels
+    ictx[0] = (r0 & 7) | (a1 << 3) | ((a2 & 0xE) << 7)
+    ictx[1] = 0x1000 | r0 | (a1 << 8)
+    ictx[2] = 0x4000 | (r0 & 3) | (((u1 >> (s - 1)) & 0x7F) << 2) | (a2 << 9)
+    ictx[3] = ((r0 & 0x3F) | (((u1 >> (s - 3)) & 0x1FF) << 6)) ^ (((u2 >> (s - 2)) & 0x7F) << 9)
+    ictx[4] = (r0 & 0xF) | (a1 << 4) | (a2 << 9) | (((u3 >> (s + 1)) & 3) << 14)
+
+
+@njit(cache=True, inline="always")
+def image_inputs(x, at, it, ictx):
+    """The image model's inputs at x[at:]: each context's learned p, stretched (0 where it is off)."""
+    for m in range(it.shape[0]):
+        x[at + m] = stretch(np.int64(it[m, ictx[m] & 0xFFFF]) >> 20) if ictx[0] >= 0 else 0
+
+
+@njit(cache=True, inline="always")
+def image_learn(it, ictx, y):
+    """The image model's entries after bit ``y``."""
+    if ictx[0] >= 0:
+        for m in range(it.shape[0]):
+            i = ictx[m] & 0xFFFF
+            it[m, i] = adapt(np.int64(it[m, i]), y, SM_LIMIT)
 

@@ -2,6 +2,9 @@
 
     magic "LMCM" | version u8 | level u8 | original length u64 | CRC32 of the original u32 | payload
 
+Version 2 (lmzip 0.8) adds a word model over three words and the bilevel-image model (lmzip.cm.body);
+version 1 streams decode as they were written, through the same loop with version 1's tables.
+
 A header can only ask for the tables of a level 1..9 (their size is fixed by the level) and for an
 output no longer than the payload could possibly code: no bit costs less than log2(65536/65535) bits,
 so n bytes need at least n / 45426 payload bytes; a claim beyond (payload + 16) * 65536 is refused.
@@ -14,16 +17,17 @@ import struct
 from lmzip.errors import FormatError
 
 MAGIC = b"LMCM"
-VERSION = 1
+VERSION = 2  # what new streams are written in
+VERSIONS = (1, 2)  # what this build reads
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
 _HEAD = struct.Struct("<4sBBQI")
 HEADER_BYTES = _HEAD.size
 
 
-def pack(level: int, length: int, crc: int) -> bytes:
-    """The header for a blob of `length` original bytes coded at `level`."""
-    return _HEAD.pack(MAGIC, VERSION, level, length, crc)
+def pack(level: int, length: int, crc: int, version: int = VERSION) -> bytes:
+    """The header for a blob of `length` original bytes coded at `level` by cm `version`."""
+    return _HEAD.pack(MAGIC, version, level, length, crc)
 
 
 def max_length(payload_bytes: int) -> int:
@@ -31,8 +35,8 @@ def max_length(payload_bytes: int) -> int:
     return (payload_bytes + 16) * 65536
 
 
-def parse(blob: bytes) -> tuple[int, int, int]:
-    """(level, length, crc) of a blob, or a one-line FormatError saying what is wrong with it."""
+def parse(blob: bytes) -> tuple[int, int, int, int]:
+    """(level, length, crc, version) of a blob, or a one-line FormatError saying what is wrong with it."""
     if len(blob) < HEADER_BYTES:
         if blob[:4] != MAGIC[: len(blob[:4])]:
             raise FormatError("not an lmzip cm stream (bad magic)")
@@ -40,8 +44,8 @@ def parse(blob: bytes) -> tuple[int, int, int]:
     magic, version, level, length, crc = _HEAD.unpack_from(blob)
     if magic != MAGIC:
         raise FormatError("not an lmzip cm stream (bad magic)")
-    if version != VERSION:
-        raise FormatError(f"cm stream version {version} is not supported (this build reads {VERSION})")
+    if version not in VERSIONS:
+        raise FormatError(f"cm stream version {version} is not supported (this build reads 1-{VERSION})")
     if level not in LEVELS:
         raise FormatError(f"cm stream level {level} is out of range 1..9")
     payload = len(blob) - HEADER_BYTES
@@ -49,4 +53,4 @@ def parse(blob: bytes) -> tuple[int, int, int]:
         raise FormatError(f"cm stream claims {length} bytes from a {payload}-byte payload: corrupt or truncated")
     if length > 0 and payload == 0:
         raise FormatError("truncated cm stream: no payload")
-    return level, length, crc
+    return level, length, crc, version

@@ -33,8 +33,6 @@ from lmzip.cm.body import (
     C4,
     FILL,
     MLEN,
-    N_HASHED,
-    N_MODELS,
     N_STATE,
     buckets,
     byte_done,
@@ -46,14 +44,21 @@ from lmzip.cm.body import (
     match_inputs,
     match_learn,
     match_quant,
+    n_hashed,
+    n_inputs,
+    n_models,
 )
-from lmzip.cm.body import N_IN as CM_IN
 from lmzip.cm.coder import decode_bit, encode_bit, new_state, start_decoder
 from lmzip.cm.model import APM2_BITS, APM_RATE, MIX_LR1, MIX_LR2, SET_C0, SET_C1, SET_C2, SET_ST, table_bits
 from lmzip.cm.model import N_SETS as CM_SETS
 from lmzip.cm.parts import SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
 from lmzip.cm.tables import stretch
 
+# The counting models' version the mixed loop runs: 1 (format 11 records no other; counting alone runs
+# lmzip.cm.format.VERSION)
+CM_VERSION = 1
+N_HASHED, N_MODELS, CM_IN = n_hashed(CM_VERSION), n_models(CM_VERSION), n_inputs(CM_VERSION)
+X_MATCH = CM_IN - 3     # the match model's two inputs, then the bias
 N_IN = CM_IN + 1        # the counting inputs, then the language model's stretched p
 X_LM = CM_IN            # its index
 SET_LM = CM_SETS        # the fifth mixer's weight sets: the model's p (32 buckets) x bit position
@@ -272,7 +277,7 @@ def _byte(encode, coder, tables, segs, shared, walk, r, tbyte, work):
             plm = (n1 << 12) // (n0 + n1)
             plm = 1 if plm < 1 else (4095 if plm > 4095 else plm)
             known = inputs(x, t01, ht, sm, base, nib, c0, c1, jj)
-            match_inputs(x, tables[11], mi, h[MLEN])
+            match_inputs(x, X_MATCH, tables[11], mi, h[MLEN])
             p = _mixed_p(tables, work, (c0, c4, j, mi, mlb, known, stretch(plm)))
             y = _code_bit(encode, st, out, src, (tbyte >> (7 - j)) & 1, p)
             _mixed_learn(tables, work, y, lr1)

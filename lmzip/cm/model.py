@@ -19,15 +19,15 @@ from numba import njit
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 from lmzip.cm.body import (
     C4,
+    IMAGE_BITS,
     MLEN,
-    N_HASHED,
-    N_IN,
-    N_MODELS,
     N_STATE,
-    X_MATCH,
     buckets,
     byte_done,
     contexts,
+    image_contexts,
+    image_inputs,
+    image_learn,
     inputs,
     learn,
     match_byte,
@@ -35,8 +35,13 @@ from lmzip.cm.body import (
     match_inputs,
     match_learn,
     match_quant,
+    n_hashed,
+    n_image,
+    n_inputs,
+    n_models,
 )
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
+from lmzip.cm.format import VERSION
 from lmzip.cm.parts import SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
 
 MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
@@ -65,12 +70,18 @@ class Tables:
     apm3: np.ndarray
     mtab: np.ndarray
     msm: np.ndarray
+    it: np.ndarray  # the image model's (version 2; no rows in version 1)
+
+    @property
+    def arrays(self) -> tuple:
+        """Every table, in the order the loop takes them."""
+        return (self.ht, self.t01, self.sm, self.w1, self.wf, self.apm1, self.apm2, self.apm3, self.mtab, self.msm,
+                self.it)
 
     @property
     def nbytes(self) -> int:
         """Bytes allocated by all the tables together."""
-        return sum(a.nbytes for a in (self.ht, self.t01, self.sm, self.w1, self.wf, self.apm1, self.apm2, self.apm3,
-                                      self.mtab, self.msm))
+        return sum(a.nbytes for a in self.arrays)
 
 
 def table_bits(level: int) -> tuple[int, int]:
@@ -78,35 +89,50 @@ def table_bits(level: int) -> tuple[int, int]:
     return 15 + level, 13 + level
 
 
-def table_bytes(level: int) -> int:
+def table_bytes(level: int, version: int = VERSION) -> int:
     """The memory the tables of a level take, computed from the sizes alone (no allocation)."""
     tb, mb = table_bits(level)
-    return (4 * (N_HASHED << tb) + 4 * 2 * 65536 + 4 * N_MODELS * 8192 + 4 * N_IN * N_SETS + 4 * 256 * (N_MIX + 1)
-            + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256) + 4 * (1 << mb) + 4 * 64)
+    return (4 * (n_hashed(version) << tb) + 4 * 2 * 65536 + 4 * n_models(version) * 8192
+            + 4 * n_inputs(version) * N_SETS + 4 * 256 * (N_MIX + 1) + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256)
+            + 4 * (1 << mb) + 4 * 64 + 4 * (n_image(version) << IMAGE_BITS))
 
 
-def allocate(level: int) -> Tables:
-    """Fresh tables for a level: every probability 1/2, weights 0.25, APMs the identity."""
+def allocate(level: int, version: int = VERSION) -> Tables:
+    """Fresh tables for a level and cm version: every probability 1/2, weights 0.25, APMs the identity."""
     tb, mb = table_bits(level)
     half = np.uint32((1 << 21) << 10)  # p = 1/2 with count 0 for the state maps
     return Tables(
-        ht=np.full((N_HASHED, 1 << tb), SLOT_INIT, dtype=np.uint32),
+        ht=np.full((n_hashed(version), 1 << tb), SLOT_INIT, dtype=np.uint32),
         t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
-        sm=np.full((N_MODELS, 8192), half, dtype=np.uint32),
-        w1=np.full((N_SETS, N_IN), 1 << 12, dtype=np.int32),
+        sm=np.full((n_models(version), 8192), half, dtype=np.uint32),
+        w1=np.full((N_SETS, n_inputs(version)), 1 << 12, dtype=np.int32),
         wf=np.full((256, N_MIX + 1), 65536 // N_MIX, dtype=np.int32),
         apm1=apm_init(65536),
         apm2=apm_init(1 << APM2_BITS),
         apm3=apm_init(65 * 256),
         mtab=np.zeros(1 << mb, dtype=np.int32),
         msm=np.full(64, half, dtype=np.uint32),
+        it=np.full((n_image(version), 1 << IMAGE_BITS), half, dtype=np.uint32),
     )
 
 
 # Inputs an ablation can switch off (benchmarks/ablation.py; files never do): bits of `off`
 OFF_ORDERS, OFF_WORDS, OFF_SPARSE, OFF_RECORDS, OFF_MATCH, OFF_SSE = 1, 2, 4, 8, 16, 32
-_OFF_SPANS = ((OFF_ORDERS, 0, 14), (OFF_WORDS, 14, 18), (OFF_SPARSE, 18, 22), (OFF_RECORDS, 22, 28),
-              (OFF_MATCH, X_MATCH, X_MATCH + 2))
+OFF_IMAGE = 64  # version 2's
+
+
+def _mask(off: int, t: Tables) -> np.ndarray:
+    """Each mixer input's factor for the ablation ``off``: 0 silences an input (the mixers then ignore it)."""
+    n, models = t.w1.shape[1], t.sm.shape[0]
+    spans = [(OFF_ORDERS, 0, 14), (OFF_WORDS, 14, 18), (OFF_SPARSE, 18, 22), (OFF_RECORDS, 22, 28),
+             (OFF_MATCH, n - 3, n - 1)]
+    if models > 14:  # version 2: the third word, the image model
+        spans += [(OFF_WORDS, 28, 30), (OFF_IMAGE, 2 * models, 2 * models + t.it.shape[0])]
+    mask = np.ones(n, dtype=np.int64)
+    for bit, a, b in spans:
+        if off & bit:
+            mask[a:b] = 0
+    return mask
 
 
 def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: np.ndarray | None = None) -> np.ndarray:
@@ -119,12 +145,8 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
         buf, src = np.array(src[:n], dtype=np.uint8), np.zeros(1, dtype=np.uint8)
     else:
         buf, src = np.empty(n, dtype=np.uint8), np.ascontiguousarray(src, dtype=np.uint8)
-    mask = np.ones(N_IN, dtype=np.int64)  # an input's factor: 0 silences it (the mixers then ignore it)
-    for bit, a, b in _OFF_SPANS:
-        if off & bit:
-            mask[a:b] = 0
-    tables = (t.ht, t.t01, t.sm, t.w1, t.wf, t.apm1, t.apm2, t.apm3, t.mtab, t.msm)
-    out, used = _code(encode, src, buf, n, st, tables, mask, bool(off & ~OFF_SSE), bool(off & OFF_SSE), marks)
+    masked, no_sse = bool(off & ~OFF_SSE), bool(off & OFF_SSE)
+    out, used = _code(encode, src, buf, n, st, t.arrays, _mask(off, t), masked, no_sse, marks)
     return out[:used]
 
 
@@ -137,17 +159,21 @@ def _grow(out: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
-    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm = tables
+    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it = tables
     nb_mask = (ht.shape[1] >> 4) - 1
+    n_in = w1.shape[1]  # the version's inputs: its models' two each, then the image model's, the match's, the bias
+    x_image, x_match = 2 * sm.shape[0], n_in - 3
     if encode:
         out = np.empty(n // 2 + 1024, dtype=np.uint8)
     else:
         out = buf
         start_decoder(st, src)
-    x = np.zeros(N_IN, dtype=np.int64)
+    x = np.zeros(n_in, dtype=np.int64)
     xf = np.zeros(N_MIX + 1, dtype=np.int64)
-    ctx = np.zeros(N_HASHED, dtype=np.int64)   # per hashed model: its context hash for this byte
-    base = np.zeros(N_HASHED, dtype=np.int64)  # per hashed model: the current nibble's bucket
+    ctx = np.zeros(ht.shape[0], dtype=np.int64)   # per hashed model: its context hash for this byte
+    base = np.zeros(ht.shape[0], dtype=np.int64)  # per hashed model: the current nibble's bucket
+    ictx = np.full(max(1, it.shape[0]), -1, dtype=np.int64)  # the image model's contexts of this bit (-1: off)
+    binary = 0
     hist = np.zeros((1, N_STATE), dtype=np.int64)  # the stream's history (lmzip.cm.body), its bytes in buf
     h = hist[0]
     last = np.zeros(256, dtype=np.int64)   # record model: where each byte value was last seen (+1)
@@ -171,15 +197,18 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
             known = inputs(x, t01, ht, sm, base, nib, c0, c1, jj)
             mi = match_index(h[MLEN], ebyte, mq, c0, j)
-            match_inputs(x, msm, mi, h[MLEN])
+            match_inputs(x, x_match, msm, mi, h[MLEN])
+            if it.shape[0]:
+                image_contexts(ictx, h, buf, 0, c0, c1, j, binary)
+                image_inputs(x, x_image, it, ictx)
             if masked:
-                for q in range(N_IN):
+                for q in range(n_in):
                     x[q] *= mask[q]
             s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
-            xf[0] = mix_dot(w1, SET_C0 + c0, x, N_IN)
-            xf[1] = mix_dot(w1, SET_ST + s2, x, N_IN)
-            xf[2] = mix_dot(w1, SET_C1 + c1, x, N_IN)
-            xf[3] = mix_dot(w1, SET_C2 + c2, x, N_IN)
+            xf[0] = mix_dot(w1, SET_C0 + c0, x, n_in)
+            xf[1] = mix_dot(w1, SET_ST + s2, x, n_in)
+            xf[2] = mix_dot(w1, SET_C1 + c1, x, n_in)
+            xf[3] = mix_dot(w1, SET_C2 + c2, x, n_in)
             xf[N_MIX] = 256
             df = mix_dot(wf, s2, xf, N_MIX + 1)
             p = sq(df)
@@ -194,17 +223,20 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
                 encode_bit(st, out, y, p)
             else:
                 y = decode_bit(st, src, p)
-            mix_train(w1, SET_C0 + c0, x, N_IN, ((y << 12) - sq(xf[0])) * lr1)
-            mix_train(w1, SET_ST + s2, x, N_IN, ((y << 12) - sq(xf[1])) * lr1)
-            mix_train(w1, SET_C1 + c1, x, N_IN, ((y << 12) - sq(xf[2])) * lr1)
-            mix_train(w1, SET_C2 + c2, x, N_IN, ((y << 12) - sq(xf[3])) * lr1)
+            mix_train(w1, SET_C0 + c0, x, n_in, ((y << 12) - sq(xf[0])) * lr1)
+            mix_train(w1, SET_ST + s2, x, n_in, ((y << 12) - sq(xf[1])) * lr1)
+            mix_train(w1, SET_C1 + c1, x, n_in, ((y << 12) - sq(xf[2])) * lr1)
+            mix_train(w1, SET_C2 + c2, x, n_in, ((y << 12) - sq(xf[3])) * lr1)
             mix_train(wf, s2, xf, N_MIX + 1, ((y << 12) - sq(df)) * MIX_LR2)
             apm_update(apm1, j1, y, APM_RATE)
             apm_update(apm2, j2, y, APM_RATE)
             apm_update(apm3, j3, y, APM_RATE)
             learn(t01, ht, sm, base, nib, c0, c1, jj, y)
             match_learn(msm, mi, y)
+            image_learn(it, ictx, y)
             c0 = (c0 << 1) | y
+        cb = c0 & 0xFF  # the running share of bytes that are not text: the image model's gate
+        binary += ((0 if 32 <= cb < 127 or cb == 9 or cb == 10 or cb == 13 else 256) - binary) >> 4
         byte_done(h, c0 & 0xFF, buf, 0, n + 1, last, lastd, mtab, ebyte)
         while k_mark < marks.shape[0] and i + 1 >= next_mark:  # the cost profile (encoding)
             marks[k_mark] = st[3]

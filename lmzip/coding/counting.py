@@ -28,7 +28,7 @@ def encode(data: bytes, level: int | None, progress: Progress | None = None, who
 
     try:
         payload = cm.compress(data, level, marks) if level is not None else None
-    except MemoryError as e:  # the level's tables (up to 797 MiB at 9) did not fit
+    except MemoryError as e:  # the level's tables (up to 862 MiB at 9) did not fit
         raise LmzipError(f"not enough memory for the tables of counting level {level} "
                          f"({cm.table_bytes(level) >> 20} MiB); choose a lower one (-m cm-1 ... cm-8)") from e
     if progress:
@@ -52,10 +52,10 @@ def decode(head: Header, payload: bytes, progress: Progress | None = None) -> by
 
     if head.short:  # the frame carries the stream's fields; the stream's own header is rebuilt
         payload = short.cm_stream(head, payload)
-    level, length, _ = cmfmt.parse(payload)
+    level, length, _, version = cmfmt.parse(payload)
     if length != head.original_length:
         raise LmzipError("corrupt data (the counting stream's length differs from the header's)")
-    need, have = cm.table_bytes(level) + 2 * length, parallel.available_memory()
+    need, have = cm.table_bytes(level, version) + 2 * length, parallel.available_memory()
     if have is not None and need > have:
         raise LmzipError(f"needs {need >> 20} MiB of memory to decode, {have >> 20} MiB available")
     data = verify(head, cm.decompress(payload))

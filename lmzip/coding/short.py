@@ -8,12 +8,12 @@ so it gets a frame of its own kind, the whole file (little-endian):
 | size | field |
 |---|---|
 | 4 | magic `89 4C 4D 7A` (`\\x89LMz`) |
-| 1 | version (12; 10 is still read) |
+| 1 | version (13; 12 and 10 are still read) |
 | 1 | kind: 1 = stored, 2 = counting |
 | 1-9 | original length in bytes (LEB128, below 2^63) |
 | 4 | CRC32 of the original bytes |
 | 1 | counting only: the lmzip.cm level, 1-9 |
-| 1-9 | counting only, version 12: the payload length in bytes (LEB128, below the original length) |
+| 1-9 | counting only, versions 12 and 13: the payload length in bytes (LEB128, below the original length) |
 | 4 | CRC32 of the header bytes before it |
 | ... | the payload: the original bytes (stored: as long as the original), or the cm coder's bytes |
 
@@ -23,7 +23,8 @@ counting payload had no length and ran to the end of the file; the reader finds 
 decoding it and coding the bytes again (counting is deterministic: the same bytes the encoder
 wrote), so a file after it is read as one and bytes after it that begin no file are an error.
 The counting payload is an lmzip.cm stream without its own header, which the reader rebuilds from
-the fields above before handing it to lmzip.cm (and its checks).
+the fields above before handing it to lmzip.cm (and its checks): version 13 holds a stream of cm
+version 2 (lmzip.cm.format), 12 and 10 one of cm version 1; 13 and 12 lay their bytes out alike.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ from lmzip.errors import FormatError
 
 MAGIC = b"\x89LMz"
 MAGICS = (MAGIC, FRAME_MAGIC)  # where another file may start
-VERSION = 12  # short frames came with format 10, did not change in 11 and record their payload length since 12
+VERSION = 13  # short frames came with format 10, record their payload length since 12, hold cm version 2 since 13
 LEGACY = 10  # a counting payload without its length: it runs to the end of the file
+CM_VERSION = {LEGACY: 1, 12: 1, VERSION: 2}  # the lmzip.cm stream version a short frame's counting payload is in
 MAX_CUTS = 8  # version 10 followed by more bytes: the most places tried where the next file may start
 STORED, COUNTING = 1, 2
 MAX_LENGTH = (1 << 63) - 1
@@ -77,7 +79,7 @@ def pack(head: Header) -> bytes:
     kind = COUNTING if head.counting else STORED
     body = MAGIC + bytes([head.version, kind]) + _varint(head.original_length) + struct.pack("<I", head.crc32)
     if head.counting:
-        body += bytes([level_of(head)]) + (_varint(head.payload_length) if head.version >= VERSION else b"")
+        body += bytes([level_of(head)]) + (_varint(head.payload_length) if head.version > LEGACY else b"")
     return body + struct.pack("<I", zlib.crc32(body))
 
 
@@ -100,14 +102,14 @@ def parse_header(blob: bytes) -> Header:
     if len(blob) < 6:
         raise FormatError("truncated header")
     version = blob[4]
-    if version not in (LEGACY, VERSION):
+    if version not in CM_VERSION:
         raise FormatError(f"unsupported format version {version} of a short frame")
     kind = blob[5]
     if kind not in (STORED, COUNTING):
         raise FormatError("unsupported short frame kind (written by a newer lmzip?)")
     length, at = _read_varint(blob, 6)
     end, payload = at + 4 + (kind == COUNTING), length
-    if kind == COUNTING and version >= VERSION:
+    if kind == COUNTING and version > LEGACY:
         payload, end = _read_varint(blob, end)
         if payload >= length or payload == 0:
             raise FormatError("corrupt header (a counting payload as long as the original)")
@@ -123,7 +125,7 @@ def parse_header(blob: bytes) -> Header:
     if not 1 <= level <= 9:
         raise FormatError(f"corrupt header (counting level {level})")
     return Header(length, crc, counting=True, arith=versions.COUNTING, model_name=f"cm-{level}", short=True,
-                  version=version, payload_length=payload if version >= VERSION else 0)
+                  version=version, payload_length=payload if version > LEGACY else 0)
 
 
 def read(src: Source, start: bytes, check: Check | None = None) -> tuple[Header, bytes]:
@@ -188,5 +190,5 @@ def cm_stream(head: Header, payload: bytes) -> bytes:
     """The lmzip.cm stream a counting short frame stands for (its header rebuilt from the frame's)."""
     from lmzip.cm import format as cmfmt
 
-    return cmfmt.pack(level_of(head), head.original_length, head.crc32) + payload
+    return cmfmt.pack(level_of(head), head.original_length, head.crc32, CM_VERSION[head.version]) + payload
 

@@ -1,4 +1,4 @@
-"""Counting frames (format 10, short frames 12): lmzip.cm inside .lmz, with no model; header checks; golden files."""
+"""Counting frames (format 10, short frames 13): lmzip.cm inside .lmz, with no model; header checks; golden files."""
 
 from __future__ import annotations
 
@@ -20,9 +20,11 @@ from lmzip.coding.settings import Settings
 from lmzip.errors import FormatError, LmzipError
 from tests.conftest import TEXT
 
-GOLDEN = Path(__file__).parent.parent / "data" / "counted-v12.lmz"  # TEXT[:600] * 4 at cm level 1: a short frame
-GOLDEN_V10 = GOLDEN.with_name("counted-v10.lmz")  # the same, written by lmzip 0.7 (no payload length)
-FRAME = GOLDEN.with_name("counted-frame-v10.lmz")  # the same as an ordinary counting frame (as in files of blocks)
+GOLDEN = Path(__file__).parent.parent / "data" / "counted-v13.lmz"  # TEXT[:600] * 4 at cm level 1: a short frame
+BLOCKS = GOLDEN.with_name("counted-blocks-v11-cm2.lmz")  # the same in ordinary counting frames of 1 KiB blocks
+GOLDEN_V12 = GOLDEN.with_name("counted-v12.lmz")  # the same in cm version 1 (lmzip 0.7)
+GOLDEN_V10 = GOLDEN.with_name("counted-v10.lmz")  # the same, written before short frames had a payload length
+FRAME = GOLDEN.with_name("counted-frame-v10.lmz")  # cm version 1 as an ordinary counting frame (as in files of blocks)
 
 
 def counted(data: bytes, level: str = "cm-1", **kw) -> bytes:
@@ -56,15 +58,22 @@ def test_counting_codes_text_smaller_than_xz_and_every_block_alone():
     assert lmzip.decompress(out.getvalue(), jobs=1) == data
 
 
-def test_the_counting_golden_file_decodes_and_is_reproduced():
+def test_the_counting_golden_files_decode_and_are_reproduced():
     data = TEXT[:600] * 4
-    assert lmzip.decompress(GOLDEN.read_bytes(), jobs=1) == data == lmzip.decompress(FRAME.read_bytes(), jobs=1)
-    assert lmzip.decompress(GOLDEN_V10.read_bytes(), jobs=1) == data
+    for f in (GOLDEN, BLOCKS, GOLDEN_V12, GOLDEN_V10, FRAME):
+        assert lmzip.decompress(f.read_bytes(), jobs=1) == data, f.name
     assert counted(data) == GOLDEN.read_bytes()  # format or counting drift fails here
-    assert hashlib.sha256(GOLDEN.read_bytes()).hexdigest()[:16] == "0cea8b944f6348db"
-    one, v10, frame = GOLDEN.read_bytes(), GOLDEN_V10.read_bytes(), FRAME.read_bytes()  # the same coder bytes
-    assert one[fmt.parse_header(one).size :] == frame[fmt.parse_header(frame).size + 18 :]
-    assert one[fmt.parse_header(one).size :] == v10[fmt.parse_header(v10).size :]
+    out = io.BytesIO()
+    stream.compress_stream(io.BytesIO(data), out, None, Settings.make(counting=1, block_size=1024))
+    assert out.getvalue() == BLOCKS.read_bytes()
+    assert hashlib.sha256(GOLDEN.read_bytes()).hexdigest()[:16] == "6fb6e1666a472a73"
+    assert hashlib.sha256(GOLDEN_V12.read_bytes()).hexdigest()[:16] == "0cea8b944f6348db"
+    v12, v10, frame = GOLDEN_V12.read_bytes(), GOLDEN_V10.read_bytes(), FRAME.read_bytes()  # cm 1's coder bytes
+    assert v12[fmt.parse_header(v12).size :] == frame[fmt.parse_header(frame).size + 18 :]
+    assert v12[fmt.parse_header(v12).size :] == v10[fmt.parse_header(v10).size :]
+    heads = [fmt.parse_header(f.read_bytes()) for f in (GOLDEN, GOLDEN_V12, GOLDEN_V10)]
+    assert [(h.version, short.CM_VERSION[h.version]) for h in heads] == [(13, 2), (12, 1), (10, 1)]
+    assert all(p[1][4] == 2 for p in fmt.read_frames(io.BytesIO(BLOCKS.read_bytes())))  # each frame's cm stream
 
 
 def test_model_names_that_ask_for_counting():
@@ -100,8 +109,10 @@ def test_a_counting_stream_that_would_not_fit_in_memory_is_refused(monkeypatch):
     from lmzip.coding import parallel
 
     monkeypatch.setattr(parallel, "available_memory", lambda: 1 << 20)
-    with pytest.raises(LmzipError, match=r"needs 16 MiB of memory to decode, 1 MiB available"):
+    with pytest.raises(LmzipError, match=r"needs 18 MiB of memory to decode, 1 MiB available"):
         lmzip.decompress(GOLDEN.read_bytes(), jobs=1)
+    with pytest.raises(LmzipError, match=r"needs 16 MiB of memory to decode, 1 MiB available"):  # cm version 1's
+        lmzip.decompress(GOLDEN_V12.read_bytes(), jobs=1)
 
 
 def test_level_1_is_counting_through_the_command_line(tmp_path):

@@ -135,7 +135,9 @@ def test_the_memory_a_mixed_frame_needs_is_checked(bpe_model, monkeypatch):
     from lmzip.coding import parallel
 
     blob, head, _ = codec.encode(TEXT, bpe_model, Settings(mix=True, segment=40))
-    need, tables = hybrid.memory(head, bpe_model, 4), table_bytes(MIX_LEVEL)
+    from lmzip.cm.hybrid import CM_VERSION  # the counting models the mixed loop runs
+
+    need, tables = hybrid.memory(head, bpe_model, 4), table_bytes(MIX_LEVEL, CM_VERSION)
     assert tables < need < tables + (20 << 20)  # the level's tables and a few buffers, for the frame's one group
     assert hybrid.memory(replace(head, groups=3), bpe_model, 2) > 2 * tables  # two of three groups at once
     monkeypatch.setattr(parallel, "available_memory", lambda: need // 2)
