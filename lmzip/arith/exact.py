@@ -242,7 +242,8 @@ def quantize_weight(w: Tensor, quant: Quant) -> tuple[Tensor, Tensor]:
 def quantize_rows(x: Tensor, quant: Quant) -> tuple[Tensor, Tensor]:
     """Per row of a float64 tensor: integers in ±act (float32) and the row's max |x| (x ~ q * m / act)."""
     if _fast(x):
-        q, m = kernels.quantize_rows(_rows(x), float(quant.act), np.float32)
+        rows = _rows(x)
+        q, m = kernels.quantize_rows(rows, float(quant.act), np.empty(rows.shape, dtype=np.float32))
         return torch.from_numpy(q).view(x.shape), torch.from_numpy(m).view(*x.shape[:-1], 1)
     m = x.abs().amax(dim=-1, keepdim=True)
     inv = div(torch.full_like(m, quant.act), torch.where(m > 0, m, torch.ones_like(m)))  # one division per row
@@ -288,9 +289,9 @@ class _Gemm:
         """The compiled path: quantize ``rows`` with ``prologue`` into int8 or float32, then the exact
         product (int32 or float32 from an int8 kernel, float32 otherwise: the same integers)."""
         if self.w8 is not None:
-            q, *rest = prologue(rows, float(self.quant.act), np.int8)
+            q, *rest = prologue(rows, float(self.quant.act), np.empty(rows.shape, dtype=np.int8))
             return (self.w8.times(q), *rest)
-        q, *rest = prologue(rows, float(self.quant.act), np.float32)
+        q, *rest = prologue(rows, float(self.quant.act), np.empty(rows.shape, dtype=np.float32))
         return (int_matmul(torch.from_numpy(q), self.w, self.quant, exact32=True).numpy(), *rest)
 
 

@@ -82,11 +82,11 @@ def _quantized(d, inv, q):
 
 
 @_jit
-def quantize_rows(x, act, dtype):
-    """Per row: q = rint(x * (act / max|x|)) (as ``dtype``: float32, or int8 for |act| <= 127) and
-    max|x| (float64), as exact.quantize_rows."""
+def quantize_rows(x, act, q):
+    """Per row: q = rint(x * (act / max|x|)) (written into ``q``: float32, or int8 for |act| <= 127) and
+    max|x| (float64), as exact.quantize_rows; returns q and max|x|. (The caller allocates q: a dtype
+    class as an argument sends every call through numba's slow typing path, ~20 us.)"""
     R, K = x.shape
-    q = np.empty((R, K), dtype=dtype)
     m = np.empty((R, 1), dtype=np.float64)
     for r in range(R):
         top = _top_abs(x[r])
@@ -98,11 +98,10 @@ def quantize_rows(x, act, dtype):
 
 
 @_jit
-def norm_rows(x, act, dtype):
-    """The prologue of exact.QNormLinear: q (as ``dtype``) of C*x - sum(x), and sum(q), and sqrt of
-    C*sum(q^2) - sum(q)^2."""
+def norm_rows(x, act, q):
+    """The prologue of exact.QNormLinear: q (written into ``q``, as quantize_rows) of C*x - sum(x), and
+    sum(q), and sqrt of C*sum(q^2) - sum(q)^2."""
     R, C = x.shape
-    q = np.empty((R, C), dtype=dtype)
     s1 = np.empty((R, 1), dtype=np.float64)
     std = np.empty((R, 1), dtype=np.float64)
     d = np.empty(C, dtype=np.float64)
