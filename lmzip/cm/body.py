@@ -233,7 +233,6 @@ def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte):
     h[MLEN], h[MPTR], h[CAND], h[CANDN], h[FILL] = mlen, mptr, cand, cand_n, k + 1
 
 
-
 @njit(cache=True, inline="always")
 def _row3(buf, at):
     """The 24 pixels around byte ``at`` of the buffer: the byte before, it, the byte after."""

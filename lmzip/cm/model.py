@@ -235,9 +235,10 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             match_learn(msm, mi, y)
             image_learn(it, ictx, y)
             c0 = (c0 << 1) | y
-        cb = c0 & 0xFF  # the running share of bytes that are not text: the image model's gate
-        binary += ((0 if 32 <= cb < 127 or cb == 9 or cb == 10 or cb == 13 else 256) - binary) >> 4
-        byte_done(h, c0 & 0xFF, buf, 0, n + 1, last, lastd, mtab, ebyte)
+        cb = c0 & 0xFF
+        if it.shape[0]:  # the running share of bytes that are not text: the image model's gate
+            binary += ((0 if 32 <= cb < 127 or cb == 9 or cb == 10 or cb == 13 else 256) - binary) >> 4
+        byte_done(h, cb, buf, 0, n + 1, last, lastd, mtab, ebyte)
         while k_mark < marks.shape[0] and i + 1 >= next_mark:  # the cost profile (encoding)
             marks[k_mark] = st[3]
             k_mark += 1
