@@ -11,6 +11,7 @@ on alice29.txt. Writes benchmarks/results/floor.{json,md}.
     .venv/bin/python benchmarks/kinds_set.py                       # the kinds set, once
     .venv/bin/python benchmarks/floor.py --levels 1,4              # the default against -1
     LMZIP_INT8_GEMM=off .venv/bin/python benchmarks/floor.py --levels 4   # floor-int8-off.*: float32 products
+    .venv/bin/python benchmarks/floor.py --levels 1,4 --files canterbury/alice29.txt,kinds/ru   # a sample
     ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 LMZIP_INT8_GEMM=onednn \
         .venv/bin/python benchmarks/floor.py --levels 4            # floor-avx2.*: the libraries of a CPU without VNNI
     .venv/bin/python benchmarks/floor.py --report                  # floor.md again from floor.json
@@ -123,10 +124,12 @@ def main() -> None:
     ap.add_argument("--levels", default="1,4")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--report", action="store_true", help="only rewrite floor.md from floor.json")
+    ap.add_argument("--files", help="only these files (comma-separated names as the table prints them, "
+                    "e.g. canterbury/alice29.txt,kinds/ru): a sample where the whole set takes hours")
     args = ap.parse_args()
     out = Path(args.out)
     if args.report:
-        for name in ("floor", "floor-int8-off", "floor-avx2"):
+        for name in ("floor", "floor-int8-off", "floor-avx2", "floor-avx2-native"):
             if (out / f"{name}.json").exists():
                 done = json.loads((out / f"{name}.json").read_text())
                 write(out, done["rows"], {k: v for k, v in done.items() if k != "rows"})
@@ -135,19 +138,39 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
+    files = inputs()
+    if args.files:
+        want = args.files.split(",")
+        if missing := [n for n in want if n not in dict(files)]:
+            ap.error(f"no such file in the bench or the kinds set: {missing[0]}")
+        files = [f for f in files if f[0] in want]
     rows = []
     for lv in (int(x) for x in args.levels.split(",")):
-        rows += measure(lv, inputs())
+        rows += measure(lv, files)
     from lmzip.arith import exact
 
-    write(out, rows, {"cpu": torch.backends.cpu.get_cpu_capability(), "int8_gemm": exact.int8_gemm(1024),
+    write(out, rows, {"cpu": torch.backends.cpu.get_cpu_capability(), "cpu_model": cpu_model(),
+                      "int8_gemm": exact.int8_gemm(1024),
                       "kernel": exact.KERNEL, "isa": os.environ.get("ONEDNN_MAX_CPU_ISA", "")})
+
+
+def cpu_model() -> str:
+    """The CPU's model name with its family and model numbers (/proc/cpuinfo; "AMD EPYC" alone says little)."""
+    info = Path("/proc/cpuinfo")
+    if not info.exists():
+        return "?"
+    fields = dict(ln.split(":", 1) for ln in info.read_text().split("\n\n")[0].splitlines() if ":" in ln)
+    get = {k.strip(): v.strip() for k, v in fields.items()}.get
+    return f"{get('model name', '?')} (family {get('cpu family', '?')}, model {get('model', '?')})"
 
 
 def stem(meta: dict) -> str:
     """floor; floor-avx2 where oneDNN was held to AVX2 (ONEDNN_MAX_CPU_ISA=AVX2, with the oneDNN kernel: what a
     CPU without VNNI runs, whose torch._int_mm takes a generic loop that no ISA cap shows here);
-    floor-int8-off where the float32 products ran (LMZIP_INT8_GEMM=off)."""
+    floor-avx2-native on a CPU whose best is AVX2 (torch's capability; no cap); floor-int8-off where the
+    float32 products ran by request (LMZIP_INT8_GEMM=off)."""
+    if meta["cpu"].upper() == "AVX2" and not meta.get("isa"):
+        return "floor-avx2-native"
     if not meta["int8_gemm"]:
         return "floor-int8-off"
     return "floor-avx2" if meta.get("isa", "").upper() == "AVX2" else "floor"
@@ -158,7 +181,8 @@ def write(out: Path, rows: list[dict], meta: dict) -> None:
     name = stem(meta)
     (out / f"{name}.json").write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
     kernel = meta.get("kernel", "an int8 kernel" if meta["int8_gemm"] else "float32")
-    text = report(rows) + ["", f"CPU capability {meta['cpu']}, product kernel {kernel}."]
+    text = report(rows) + ["", f"CPU {meta.get('cpu_model', '?')}, torch capability {meta['cpu']}, "
+                               f"product kernel {kernel}."]
     (out / f"{name}.md").write_text("\n".join(text) + "\n")
     print("\n".join(text[:8]))
 

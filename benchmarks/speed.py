@@ -142,6 +142,8 @@ def main() -> None:
                      f"{_kbps(x, 'compress_kbps_int8_off')} | {_kbps(x, 'decompress_kbps_int8_off')} | "
                      f"{x['peak_mib']:.0f} |")
     (out / "speed.md").write_text("\n".join(lines) + "\n")
+    if out.resolve() != Path(ap.get_default("out")).resolve():
+        return  # another CPU's table (--out): `lmzip models` keeps the default folder's figures
     # `lmzip models` shows the measured speed of the shipped models from this sidecar
     shipped = {x["name"]: {"compress_kbps": round(x["compress_kbps"], 2),
                            "decompress_kbps": round(x["decompress_kbps"], 2), "file": Path(args.file).name}
@@ -167,8 +169,10 @@ def _cpu_line(rows: list[dict]) -> str:
     """The CPU the rows were measured on: its model name, torch's capability, the kernel the probe took."""
     import platform
 
-    name = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                 if ln.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else "?"
+    info = Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines() if Path("/proc/cpuinfo").exists() else []
+    get = {k.strip(): v.strip() for k, v in (ln.split(":", 1) for ln in info if ":" in ln)}.get
+    name = get("model name", platform.processor() or "?")
+    name += f" (family {get('cpu family', '?')}, model {get('model', '?')})"
     caps = sorted({x.get("cpu", "?") for x in rows if "cpu" in x})
     kernel = sorted({str(x.get("kernel", x["int8_gemm"])) for x in rows if "int8_gemm" in x})
     return f"{name}, torch capability {'/'.join(caps) or '?'}, product kernel chosen: {'/'.join(kernel) or '?'}"

@@ -10,8 +10,9 @@ Three kernels give the same integers, so which one runs changes speed, never a b
            adds pairs of u8 x s8 products in int16 (vpmaddubsw), which arithmetic 3's 7-bit weights
            keep from saturating; about twice the float32 product's speed on an AVX2 CPU.
 A probe of a few milliseconds at import times each kernel that multiplies correctly (every operand at
-its bound, both signs) and keeps the fastest. LMZIP_INT8_GEMM=off|on|auto|int_mm|onednn overrides it
-("on": the fastest int8 kernel that works).
+its bound, both signs) and keeps the fastest; torch._int_mm is left untimed where the CPU's flags show no
+int8 dot-product instructions, and a kernel already three times slower than the best is timed once.
+LMZIP_INT8_GEMM=off|on|auto|int_mm|onednn overrides it ("on": the fastest int8 kernel that works).
 """
 
 from __future__ import annotations
@@ -86,24 +87,40 @@ def works(kernel: str) -> bool:
         return False
 
 
-def _best_time(f, reps: int = 3) -> float:
+def _best_time(f, reps: int = 3, beaten: float = float("inf")) -> float:
+    """The best of ``reps`` timed calls after one that builds the kernel; one timed call only where it
+    is already three times ``beaten`` (another kernel's time: this one has lost, no need to be sure)."""
     f()  # the first call builds the kernel
     best = float("inf")
     for _ in range(reps):
         t0 = time.perf_counter()
         f()
         best = min(best, time.perf_counter() - t0)
+        if best > 3 * beaten:
+            break
     return best
 
 
-def probe_time(kernel: str) -> float:
-    """Seconds one PROBE_SHAPE product takes with ``kernel`` (the best of three)."""
+def lacks_vnni() -> bool:
+    """Whether the CPU's flags say it has no int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI, AMX),
+    where torch._int_mm takes a generic loop (0.06 s for the probe's product on an AVX2 EPYC, against
+    0.003 s for float32); False where the flags cannot be read (then the probe times it)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((ln.split(":", 1)[1].split() for ln in f if ln.startswith("flags")), None)
+    except OSError:
+        return False
+    return flags is not None and not {"avx512_vnni", "avx_vnni", "amx_int8"} & set(flags)
+
+
+def probe_time(kernel: str, beaten: float = float("inf")) -> float:
+    """Seconds one PROBE_SHAPE product takes with ``kernel`` (the best of three; see ``_best_time``)."""
     m, k, n = PROBE_SHAPE
     if kernel == FLOAT32:
         a32, w32 = torch.ones((m, k)), torch.ones((n, k))
-        return _best_time(lambda: torch.nn.functional.linear(a32, w32))
+        return _best_time(lambda: torch.nn.functional.linear(a32, w32), beaten=beaten)
     weights, q = Int8Weights(kernel, torch.ones((n, k), dtype=torch.int8)), np.ones((m, k), dtype=np.int8)
-    return _best_time(lambda: weights.times(q))
+    return _best_time(lambda: weights.times(q), beaten=beaten)
 
 
 def timings(enabled: bool = True) -> dict[str, float]:
@@ -113,10 +130,16 @@ def timings(enabled: bool = True) -> dict[str, float]:
     want = os.environ.get("LMZIP_INT8_GEMM", "auto").lower()
     if not enabled or want in ("0", "off", "no"):
         return {FLOAT32: 0.0}
-    pool = [k for k in INT8_KERNELS if want in ("auto", "1", "on", "yes", k) and works(k)]
+    pool = [k for k in INT8_KERNELS if want in ("auto", "1", "on", "yes", k) and works(k)
+            and not (k == INT_MM and want == "auto" and lacks_vnni())]  # its generic loop: not worth timing
     if want == "auto" or not pool:
-        pool.append(FLOAT32)
-    return {pool[0]: 0.0} if len(pool) == 1 else {k: probe_time(k) for k in pool}
+        pool.insert(0, FLOAT32)  # first: the time the others must beat
+    if len(pool) == 1:
+        return {pool[0]: 0.0}
+    times: dict[str, float] = {}
+    for k in pool:
+        times[k] = probe_time(k, min(times.values(), default=float("inf")))
+    return times
 
 
 def choose(enabled: bool = True) -> str:

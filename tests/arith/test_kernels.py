@@ -176,6 +176,24 @@ def test_a_slow_int8_kernel_is_not_chosen(monkeypatch):
     assert gemm.choose() == gemm.FLOAT32
 
 
+def test_the_probe_skips_int_mm_without_vnni_and_times_a_loser_once(monkeypatch):
+    """Where the flags show no VNNI, auto never times torch._int_mm (its generic loop costs a quarter
+    second a start); asked for by name it still runs. A kernel three times slower is timed once."""
+    timed = []
+    monkeypatch.setattr(gemm, "works", lambda k: True)
+    monkeypatch.setattr(gemm, "probe_time", lambda k, beaten=0: timed.append(k) or {"float32": 1.0}.get(k, 2.0))
+    monkeypatch.setattr(gemm, "lacks_vnni", lambda: True)
+    monkeypatch.delenv("LMZIP_INT8_GEMM", raising=False)
+    assert gemm.timings() == {gemm.FLOAT32: 1.0, gemm.ONEDNN: 2.0} and timed[0] == gemm.FLOAT32
+    monkeypatch.setenv("LMZIP_INT8_GEMM", "int_mm")
+    assert gemm.choose() == gemm.INT_MM
+    calls = []
+    assert gemm._best_time(lambda: calls.append(1), reps=3, beaten=-1.0) >= 0 and len(calls) == 2  # build + one
+    calls.clear()
+    gemm._best_time(lambda: calls.append(1), reps=3)
+    assert len(calls) == 4
+
+
 def test_a_kernel_that_multiplies_wrongly_does_not_work(monkeypatch):
     """works() compares against the float64 product: a kernel that saturated, or failed, is refused."""
     real = gemm.Int8Weights.times
