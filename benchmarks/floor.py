@@ -77,6 +77,11 @@ def kbps(n: int, s: float) -> float:
     return n / 1e3 / max(s, 1e-6)
 
 
+def cell(n: int, s: float) -> str:
+    """KB/s as the table prints it; a time under the timer's millisecond (a stored frame read back) as such."""
+    return f"{kbps(n, s):.1f}" if s >= 0.001 else "(< 1 ms)"
+
+
 def report(rows: list[dict]) -> list[str]:
     """The table: per level its slowest file against alice29.txt, then every file."""
     by = {(r["level"], r["file"]): r for r in rows}
@@ -111,8 +116,8 @@ def report(rows: list[dict]) -> list[str]:
         cells = []
         for lv in levels:
             r = by.get((lv, name))
-            cells.append("" if r is None else f"{kbps(r['bytes'], r['compress_s']):.1f} / "
-                         f"{kbps(r['bytes'], r['decompress_s']):.1f} {'+'.join(r['frames'])}"
+            cells.append("" if r is None else f"{cell(r['bytes'], r['compress_s'])} / "
+                         f"{cell(r['bytes'], r['decompress_s'])} {'+'.join(r['frames'])}"
                          + ("" if r["verified"] else " FAILED"))
         size = next(r["bytes"] for r in rows if r["file"] == name)
         lines.append(f"| {name} | {size:,} | " + " | ".join(cells) + " |")
