@@ -167,12 +167,9 @@ def _kbps(x: dict, key: str) -> str:
 
 def _cpu_line(rows: list[dict]) -> str:
     """The CPU the rows were measured on: its model name, torch's capability, the kernel the probe took."""
-    import platform
+    from floor import cpu_model  # benchmarks/: the script's own folder
 
-    info = Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines() if Path("/proc/cpuinfo").exists() else []
-    get = {k.strip(): v.strip() for k, v in (ln.split(":", 1) for ln in info if ":" in ln)}.get
-    name = get("model name", platform.processor() or "?")
-    name += f" (family {get('cpu family', '?')}, model {get('model', '?')})"
+    name = cpu_model()
     caps = sorted({x.get("cpu", "?") for x in rows if "cpu" in x})
     kernel = sorted({str(x.get("kernel", x["int8_gemm"])) for x in rows if "int8_gemm" in x})
     return f"{name}, torch capability {'/'.join(caps) or '?'}, product kernel chosen: {'/'.join(kernel) or '?'}"
