@@ -27,10 +27,12 @@ def model_frames(monkeypatch):
     monkeypatch.setattr(stream, "counted_instead", lambda *a: None)
 
 
-def writing(pid: int) -> bool:
-    """Whether the process holds its unfinished output open (an unnamed O_TMPFILE, or a named temporary)."""
+def writing(pid: int, folder: Path) -> bool:
+    """Whether the process holds its unfinished output open in ``folder`` (an unnamed O_TMPFILE, or a named
+    temporary); only there: a library's own temporary (numba writing its cache on a first run, still at
+    start-up) is not the output."""
     try:
-        return any(".tmp" in t or t.endswith("(deleted)") for t in
-                   (str(p.readlink()) for p in Path(f"/proc/{pid}/fd").iterdir()))
+        return any(t.startswith(f"{folder.resolve()}/") and (".tmp" in t or t.endswith("(deleted)"))
+                   for t in (str(p.readlink()) for p in Path(f"/proc/{pid}/fd").iterdir()))
     except OSError:
         return False

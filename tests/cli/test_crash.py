@@ -44,7 +44,7 @@ def _run(folder: Path, cmd: list[str], kill_at: float | None) -> tuple[float, fl
     opened = None
     while p.poll() is None:
         now = time.perf_counter() - t0
-        if opened is None and writing(p.pid):
+        if opened is None and writing(p.pid, folder):
             opened = now
         if kill_at is not None and opened is not None and now >= opened + kill_at:
             p.kill()

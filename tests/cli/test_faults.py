@@ -42,7 +42,7 @@ def test_a_stopped_compress_of_groups_side_by_side_leaves_nothing_behind(tmp_pat
     p = subprocess.Popen(args, cwd=tmp_path, stderr=subprocess.PIPE, text=True, start_new_session=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 60
-    while time.time() < deadline and p.poll() is None and not writing(p.pid):
+    while time.time() < deadline and p.poll() is None and not writing(p.pid, tmp_path):
         time.sleep(0.05)
     kids = children(p.pid)  # none since groups run in threads; any there must end with it
     assert p.poll() is None, "the compression ended before it could be stopped"
