@@ -130,8 +130,9 @@ def timings(enabled: bool = True) -> dict[str, float]:
     want = os.environ.get("LMZIP_INT8_GEMM", "auto").lower()
     if not enabled or want in ("0", "off", "no"):
         return {FLOAT32: 0.0}
-    pool = [k for k in INT8_KERNELS if want in ("auto", "1", "on", "yes", k) and works(k)
-            and not (k == INT_MM and want == "auto" and lacks_vnni())]  # its generic loop: not worth timing
+    pool = [k for k in INT8_KERNELS if want in ("auto", "1", "on", "yes", k)
+            and not (k == INT_MM and want == "auto" and lacks_vnni())  # its generic loop: not worth timing
+            and works(k)]
     if want == "auto" or not pool:
         pool.insert(0, FLOAT32)  # first: the time the others must beat
     if len(pool) == 1:
