@@ -160,9 +160,12 @@ def step(encode: bool, s: State, v: Vocab, rows: np.ndarray, counts: np.ndarray,
                  (s.coder, s.shared, s.cum))
 
 
-def start(s: State, src: np.ndarray) -> None:
-    """Prime the decoder with the stream's first bytes."""
+def start(s: State, payload: bytes) -> np.ndarray:
+    """Prime the decoder with the stream's first bytes; returns the payload as `step` takes it (a writable
+    copy: the encoder's buffer is writable too, so both sides run one compiled loop, not two)."""
+    src = np.array(np.frombuffer(payload, dtype=np.uint8))
     start_decoder(s.coder, src)
+    return src
 
 
 @njit(cache=True)
@@ -208,7 +211,7 @@ def _step(encode, rows, counts, toks, io, voc, tables, segs, coding):
         for k in range(V):  # the model's counts (each + 1, out of 2^24) in sorted order, summed
             cum[k + 1] = cum[k] + np.int64(counts[q, sperm[k]]) + 1
         target = rank[toks[q]] if encode else 0
-        lo, hi, d = root, V, 0
+        lo, hi, d = root, V, np.int64(0)  # not a literal 0: _byte compiles once, not twice
         while True:
             if d > 0 and slen[lo] == d:  # the bytes so far are a token; longer ones may follow
                 if hi - lo == 1:

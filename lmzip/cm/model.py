@@ -144,7 +144,7 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
     if encode:  # the loop reads the input as its history; the decoder fills its history as it goes
         buf, src = np.array(src[:n], dtype=np.uint8), np.zeros(1, dtype=np.uint8)
     else:
-        buf, src = np.empty(n, dtype=np.uint8), np.ascontiguousarray(src, dtype=np.uint8)
+        buf, src = np.empty(n, dtype=np.uint8), np.array(src, dtype=np.uint8)  # writable: one compiled loop
     masked, no_sse = bool(off & ~OFF_SSE), bool(off & OFF_SSE)
     out, used = _code(encode, src, buf, n, st, t.arrays, _mask(off, t), masked, no_sse, marks)
     return out[:used]

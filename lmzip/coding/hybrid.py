@@ -208,8 +208,7 @@ class GroupCoder:
         if self.encoding:
             self.out, self.src = np.empty(4096, dtype=np.uint8), np.zeros(1, dtype=np.uint8)
         else:
-            self.out, self.src = np.zeros(1, dtype=np.uint8), np.frombuffer(payload, dtype=np.uint8)
-            hybrid.start(self.state, self.src)
+            self.out, self.src = np.zeros(1, dtype=np.uint8), hybrid.start(self.state, payload)
         if self.race is not None:
             self.race.join(self.group, self.bytes)
 

@@ -182,3 +182,13 @@ def test_the_cost_profile_leaves_the_stream_as_it_is():
     assert blob == cm.compress(data, 6)
     assert np.all(np.diff(marks) >= 0) and 0 < marks[0] and marks[-1] <= len(blob) - fmt.HEADER_BYTES
     assert marks[31] < marks[-1] // 2  # the repeated text costs less than the bytes after it
+
+
+def test_compress_and_decompress_run_one_compiled_loop():
+    """The decoder's payload is typed as the encoder's buffer is (writable), so counting's loop compiles once
+    for both sides: a fresh install's first decompress does not wait ~16 s for a second compile."""
+    from lmzip.cm.model import _code
+
+    data = b"one loop for both sides " * 20
+    assert cm.decompress(cm.compress(data, 1)) == data
+    assert len(_code.signatures) == 1, _code.signatures

@@ -332,3 +332,14 @@ def test_a_trial_model_behind_at_the_16th_keeps_the_block_counted_and_the_slow_m
 def test_a_trial_needs_mix():
     with pytest.raises(ValueError, match="trial"):
         Settings.make(trial="gpt-wide")
+
+
+def test_encoder_and_decoder_run_one_compiled_mixed_loop(byte_model):
+    """Both sides hand the mixed loop arguments of the same types (the payload a writable copy, the byte's
+    depth no literal), so it compiles once: a second compile cost a fresh install ~36 s on first decoding."""
+    from lmzip.cm import hybrid as cm_hybrid
+
+    blob = codec.encode(TEXT[:200], byte_model, Settings(mix=True, segment=64))[0]
+    assert codec.decode(*fmt.unpack(blob), byte_model) == TEXT[:200]
+    for compiled in (cm_hybrid._step, cm_hybrid._byte):
+        assert len(compiled.signatures) == 1, compiled.signatures
