@@ -20,7 +20,7 @@ from tests.conftest import TEXT
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "tests" / "data" / "golden-gpt"
-POINTS = 6  # in each of compress and decompress: 12 in all
+POINTS = 4  # in each of compress and decompress: 8 in all, at 1/5 … 4/5 of the time each holds its output open
 ALICE = (ROOT / "corpora" / "canterbury" / "alice29.txt").read_bytes()
 
 
