@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from lmzip.cli import ui
 from lmzip.cli.main import main as lmzip
 
 
@@ -15,6 +16,10 @@ class Alias(click.Command):
     def __init__(self, name: str, prefix: list[str], help: str):
         super().__init__(name, help=help, add_help_option=False)
         self.prefix = prefix
+
+    def __call__(self, *args, **kwargs):  # type: ignore[override]
+        """The program's entry: see ui.as_program."""
+        return ui.as_program(lambda: self.main(*args, **kwargs))
 
     def main(self, args=None, prog_name=None, **extra):  # type: ignore[override]
         """Run ``lmzip PREFIX ARGS`` (``ARGS``: the command line's, unless given)."""

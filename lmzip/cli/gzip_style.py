@@ -12,6 +12,8 @@ where it prints the help. A file named like a subcommand is written ``./test`` o
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from lmzip.cli import ui
@@ -23,6 +25,10 @@ TOP_LEVEL = {"-h", "--help", "-V", "--version"}
 
 class GzipGroup(click.Group):
     """A click group whose arguments, when they do not start with a subcommand, are read as gzip's."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The program's entry (not CliRunner's, which calls ``main``): see ui.as_program."""
+        return ui.as_program(lambda: self.main(*args, **kwargs))
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Rewrite gzip-style arguments to ``SUBCOMMAND ARGS``, then parse as usual."""

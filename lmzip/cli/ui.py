@@ -49,6 +49,22 @@ def on_terminate() -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
 
+def as_program(call: Callable[[], Any]) -> Any:
+    """Run a command as the program (a console script, ``python -m lmzip``): where it ends interrupted
+    (status 130), leave at once with that status. CPython can still kill itself with SIGINT at exit after a
+    KeyboardInterrupt that ``guard`` caught (seen where Ctrl-C came while torch was being imported: the
+    one line printed, then status -2 instead of 130); outputs are already removed by then."""
+    try:
+        return call()
+    except SystemExit as e:
+        if e.code == INTERRUPTED:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(INTERRUPTED)
+        raise
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
