@@ -34,6 +34,26 @@ def tiny(arch: str, context: int = 16, vocab: int = 256, tok=None, steps: int = 
     return m.eval()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compiled_loops():
+    """Counting's loop and the mixed loop compiled (or loaded from numba's cache) once, here, before any test
+    starts lmzip in other processes: on a clean clone, two of them compiling counting's loop side by side took
+    the SIGKILL test 78 s instead of 31 (tests/cli/test_crash.py)."""
+    from pathlib import Path
+
+    from lmzip import cm
+    from lmzip.coding import codec
+    from lmzip.coding import format as fmt
+    from lmzip.coding.settings import Settings
+    from lmzip.models.checkpoint import load_model
+
+    data = TEXT[:300]
+    assert cm.decompress(cm.compress(data, 1)) == data
+    model = load_model(Path(__file__).parent / "data" / "golden-gpt")
+    blob = codec.encode(data, model, Settings(mix=True, segment=64), workers=1)[0]
+    assert codec.decode(*fmt.unpack(blob), model, workers=1) == data
+
+
 @pytest.fixture(scope="session")
 def bpe():
     return train_bpe(iter([TEXT * 3]), 300)
