@@ -49,6 +49,7 @@ def on_terminate() -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
 
+
 def as_program(call: Callable[[], Any]) -> Any:
     """Run a command as the program (a console script, ``python -m lmzip``): where it ends interrupted
     (status 130), leave at once with that status. CPython can still kill itself with SIGINT at exit after a
