@@ -341,5 +341,7 @@ def test_encoder_and_decoder_run_one_compiled_mixed_loop(byte_model):
 
     blob = codec.encode(TEXT[:200], byte_model, Settings(mix=True, segment=64))[0]
     assert codec.decode(*fmt.unpack(blob), byte_model) == TEXT[:200]
-    for compiled in (cm_hybrid._step, cm_hybrid._byte):
-        assert len(compiled.signatures) == 1, compiled.signatures
+    assert len(cm_hybrid._step.signatures) == 1, cm_hybrid._step.signatures
+    # _byte is compiled in this process only where numba's cache was empty (a clean clone, as CI runs); a
+    # _step loaded from the cache carries its own copy and leaves _byte's list empty
+    assert len(cm_hybrid._byte.signatures) <= 1, cm_hybrid._byte.signatures
