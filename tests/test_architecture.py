@@ -119,12 +119,11 @@ def _modules_imported(path: Path) -> set[str]:
 
 MODULES = {".".join(("lmzip", *p.relative_to(PKG).with_suffix("").parts)).removesuffix(".__init__"): p
            for p in sources()}
-KNOWN_CIRCLES = {frozenset({"lmzip.coding.format", "lmzip.coding.short"})}  # issue 39: the header in one place
 
 
 def test_no_import_circles():
     """No two modules reach each other through imports (a package's __init__ re-exporting its
-    modules aside); the one circle issue 39 takes apart is listed and may not grow."""
+    modules aside)."""
     graph = {m: {n for n in _modules_imported(p) if n != m and not m.startswith(n + ".")} for m, p in MODULES.items()}
     reach: dict[str, set[str]] = {}
 
@@ -139,4 +138,4 @@ def test_no_import_circles():
         return reach[m]
 
     circles = {frozenset({a, b}) for a in graph for b in graph[a] if a in reachable(b)}
-    assert circles <= KNOWN_CIRCLES, sorted(sorted(c) for c in circles - KNOWN_CIRCLES)
+    assert not circles, sorted(sorted(c) for c in circles)

@@ -1,6 +1,6 @@
 """Every arithmetic a .lmz header can name, in one table: how its counts are made (the operands'
 quantization, whether the model learned while coding, whether a full Transformer window shifts) and
-what `lmzip info` calls it. The header (lmzip.coding.format), the settings and the exact predictors
+what `lmzip info` calls it. The header (lmzip.coding.header), the settings and the exact predictors
 (lmzip.models.qmodel) read this table; nothing else numbers an arithmetic. Imports nothing (no torch),
 so the container reads it too.
 """

@@ -27,7 +27,8 @@ import torch
 
 from lmzip.coding import counting, hybrid, mix, parallel, transform
 from lmzip.coding.coder import Decoder, Encoder, coded_bits
-from lmzip.coding.format import Header, crc32, decode_memory, join_streams, split_streams, stored_frame, verify
+from lmzip.coding.format import join_streams, split_streams, stored_frame, verify
+from lmzip.coding.header import Header, crc32, decode_memory
 from lmzip.coding.learn import Learner
 from lmzip.coding.settings import LEARNING, MIX_LEVEL, AdaptConfig, Settings
 from lmzip.errors import FormatError, IntegrityError, LmzipError

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lmzip.arith import versions
-from lmzip.coding.format import Header, crc32, stored_frame, verify
+from lmzip.coding.format import stored_frame, verify
+from lmzip.coding.header import Header, crc32
 from lmzip.errors import LmzipError
 
 Progress = Callable[[int, int], None]

@@ -31,10 +31,13 @@ from __future__ import annotations
 
 import struct
 import zlib
+from dataclasses import dataclass
 
 from lmzip.arith import versions
-from lmzip.coding.format import MAGIC as FRAME_MAGIC
-from lmzip.coding.format import Check, Header, Source, crc32, read_full
+from lmzip.coding.header import MAGIC as FRAME_MAGIC
+from lmzip.coding.header import Header, crc32
+from lmzip.coding.header import parse_header as parse_frame_header
+from lmzip.coding.source import Check, Source, read_full
 from lmzip.errors import FormatError
 
 MAGIC = b"\x89LMz"
@@ -74,8 +77,24 @@ def level_of(head: Header) -> int:
     return int(head.model_name[3:])
 
 
+@dataclass
+class ShortHeader(Header):
+    """A short frame's header: the fields of an ordinary one that a stored or counted block fills in."""
+
+    short: bool = True
+
+    def pack(self) -> bytes:
+        """The header bytes, its own CRC32 last."""
+        return pack(self)
+
+    @property
+    def size(self) -> int:
+        """Header length in bytes."""
+        return len(pack(self))
+
+
 def pack(head: Header) -> bytes:
-    """The short header of a stored or counting frame (``head.short``)."""
+    """The short header of a stored or counting frame."""
     kind = COUNTING if head.counting else STORED
     body = MAGIC + bytes([head.version, kind]) + _varint(head.original_length) + struct.pack("<I", head.crc32)
     if head.counting:
@@ -86,18 +105,18 @@ def pack(head: Header) -> bytes:
 def frame(data: bytes, level: int | None, coded: bytes | None) -> tuple[bytes, Header]:
     """The frame of an input of one block: counted (``coded``: the cm stream, its own header dropped) or stored."""
     if coded is None:
-        head = Header(len(data), crc32(data), stored=True, payload_length=len(data), short=True, version=VERSION)
+        head = ShortHeader(len(data), crc32(data), stored=True, payload_length=len(data), version=VERSION)
         payload = data
     else:
         from lmzip.cm import format as cmfmt
 
         payload = coded[cmfmt.HEADER_BYTES :]
-        head = Header(len(data), crc32(data), counting=True, arith=versions.COUNTING, model_name=f"cm-{level}",
-                      payload_length=len(payload), short=True, version=VERSION)
+        head = ShortHeader(len(data), crc32(data), counting=True, arith=versions.COUNTING, model_name=f"cm-{level}",
+                           payload_length=len(payload), version=VERSION)
     return pack(head) + payload, head
 
 
-def parse_header(blob: bytes) -> Header:
+def parse_header(blob: bytes) -> ShortHeader:
     """The header at the start of ``blob`` (its payload length still unknown: 0), checked."""
     if len(blob) < 6:
         raise FormatError("truncated header")
@@ -120,15 +139,15 @@ def parse_header(blob: bytes) -> Header:
         raise FormatError("corrupt header (header checksum mismatch)")
     (crc,) = struct.unpack_from("<I", blob, at)
     if kind == STORED:
-        return Header(length, crc, stored=True, payload_length=length, short=True, version=version)
+        return ShortHeader(length, crc, stored=True, payload_length=length, version=version)
     level = blob[at + 4]
     if not 1 <= level <= 9:
         raise FormatError(f"corrupt header (counting level {level})")
-    return Header(length, crc, counting=True, arith=versions.COUNTING, model_name=f"cm-{level}", short=True,
-                  version=version, payload_length=payload if version > LEGACY else 0)
+    return ShortHeader(length, crc, counting=True, arith=versions.COUNTING, model_name=f"cm-{level}",
+                       version=version, payload_length=payload if version > LEGACY else 0)
 
 
-def read(src: Source, start: bytes, check: Check | None = None) -> tuple[Header, bytes]:
+def read(src: Source, start: bytes, check: Check | None = None) -> tuple[ShortHeader, bytes]:
     """The short frame whose first bytes ``start`` were read already: header and payload; what was read
     past its end is put back into ``src`` (another file may follow). A stored payload holds exactly the
     original's length; a counting one less (else it was stored)."""
@@ -177,10 +196,8 @@ def _legacy_payload(src: Source, head: Header, payload: bytes, check: Check | No
 
 def _starts_a_file(blob: bytes) -> bool:
     """Whether ``blob`` begins with a header that reads (or that only the bytes at hand cut short)."""
-    from lmzip.coding.format import parse_header as parse
-
     try:
-        parse(blob)
+        parse_header(blob) if blob[:4] == MAGIC else parse_frame_header(blob)
     except FormatError as e:
         return "truncated header" in str(e)
     return True

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from lmzip.coding import counting, parallel, transform
-from lmzip.coding.format import Header, read_frames, read_full, verify
+from lmzip.coding.format import read_frames, verify
+from lmzip.coding.header import Header
 from lmzip.coding.settings import Settings
+from lmzip.coding.source import read_full
 from lmzip.errors import LmzipError
 
 if TYPE_CHECKING:  # the codec (and torch with it) is imported only where a model codes

@@ -1,0 +1,288 @@
+"""The header of an ordinary .lmz frame: its fields, its bytes, its checks (a short frame's: lmzip.coding.short).
+
+A file is one or more frames, one per block of the input (versions 9-11; a version-8 file is one
+frame that holds the whole input; version 10 adds frames coded by counting alone, lmzip.cm; version 11
+gives the mix flag a new meaning: counting mixed into the model, lmzip.coding.hybrid). Blocks
+are cut at a fixed size that the header records, every block but the last is full, and each frame is
+coded and checked on its own, so neither side holds more than a block. Versions 1-7 were machine-
+bound pre-releases (their probabilities were float computations that another CPU could round
+differently); this reader refuses them with one line that says how to decode them.
+
+An input of one block that is stored or counted is one short frame instead (lmzip.coding.short: a
+header of 15-28 bytes, magic `\x89LMz`; version 12 records the payload length, so files concatenate).
+
+The layout of a frame (little-endian):
+
+| offset | size | field |
+|---|---|---|
+| 0 | 4 | magic `89 4C 4D 5A` (`\\x89LMZ`; the first byte is not ASCII) |
+| 4 | 1 | format version (11; 8 to 10 are still read) |
+| 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
+ends; every LF becomes CRLF after decoding); bit 2 = mix (versions 8-10: the model's counts were mixed
+with the online token match model of lmzip.coding.mix; version 11: the tokens were coded bit by bit,
+the model mixed with the counting models of lmzip.cm, lmzip.coding.hybrid); bit 3 = adapt (the model
+learned while coding, lmzip.coding.learn);
+bit 4 = seed (the model is the architecture preset named below with seeded random weights); bit 5 = last
+(versions 9-11: no frame follows); bit 6 = counting (versions 10-11: the payload is an lmzip.cm stream, coded
+by context mixing of counts with no language model; model id 0, no tokens); bit 7 reserved, must be 0 |
+| 6 | 1 | arithmetic (lmzip.arith.versions, one table): 6 = exact integer with int8 operands (versions.Q8), a
+full Transformer window shifted by half (lmzip.models.qmodel), with the adapt flag 7 = the same and learning
+in deterministic float64 (lmzip.arith.detfloat); 3 and 4 = the same with the window re-primed (lmzip
+0.5.0-0.7.0); 1 and 2 = those with 9-bit activations (versions.Q9), written by lmzip 0.3.0-0.4.0; 5 = counting
+context mixing v1 in integers (lmzip.cm; the counting flag). All decode on any machine. 0 was lmzip 0.2.0's
+machine-bound float32 learning while coding, which this reader refuses with one line |
+| 7 | 1 | version 11 with the mix flag: the counting level whose tables are mixed in (1-9); else 0 |
+| 8 | 3 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
+| 11 | 2 | number of segment groups - 1 (groups are coded independently, in parallel) |
+| 13 | 8 | original length in bytes (of this block) |
+| 21 | 8 | payload length in bytes |
+| 29 | 4 | CRC32 of the original bytes (of this block) |
+| 33 | 16 | model id (first 16 bytes of a sha256 over weights, architecture and tokenizer; 0 when stored) |
+| 49 | 8 | number of tokens |
+| 57 | 4 | segment length in tokens (segments are coded side by side as one batch) |
+| 61 | 1 | N = length of the model name |
+| 62 | N | model name (UTF-8) |
+| 62+N | K | only in versions 9-11 (K = 8, else 0): block number from 0 (u32), block size in bytes (u32) |
+| 62+N+K | A | only with the adapt flag (A = 7, else 0): optimizer (u8, 1 = Adam), learning rate (f32),
+block in steps (u16) |
+| 62+N+K+A | S | only with the seed flag (S = 8, else 0): the seed of the random weights (u64) |
+| 62+N+K+A+S | 4 | CRC32 of all the header bytes before it |
+| 66+N+K+A+S | ... | payload: the raw input when stored; an lmzip.cm stream when counting; else each group's
+stream (its range-coder words, uint32 LE; with mix in version 11 lmzip.coding.hybrid's coder bytes): with
+one group as it is, with G > 1 groups G uint32 byte lengths, then each group's stream |
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+from lmzip.arith import versions
+from lmzip.errors import FormatError
+
+MAGIC = b"\x89LMZ"
+SHORT_MAGIC = b"\x89LMz"  # version 10: a short frame (lmzip.coding.short)
+VERSION = 11
+# format 8: one frame for the whole input (lmzip 0.3.0-0.4.0); 9: no counting frames; 10 (lmzip 0.6):
+# mix was the token match model
+READS = (8, 9, 10, 11)
+MIXES_COUNTING = 11  # from this version on, the mix flag means counting mixed in (lmzip.coding.hybrid)
+PRE_RELEASE = range(1, 8)  # machine-bound formats, written by lmzip 0.1.0
+FLAG_STORED = 0x01
+FLAG_CRLF = 0x02
+FLAG_MIX = 0x04
+FLAG_ADAPT = 0x08
+FLAG_SEED = 0x10
+FLAG_LAST = 0x20  # versions 9-11
+FLAG_COUNT = 0x40  # version 10
+KNOWN_FLAGS = {8: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED}
+KNOWN_FLAGS[9] = KNOWN_FLAGS[8] | FLAG_LAST
+KNOWN_FLAGS[10] = KNOWN_FLAGS[9] | FLAG_COUNT
+KNOWN_FLAGS[11] = KNOWN_FLAGS[10]
+OPTIMIZERS = {1: "adam"}
+_ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
+_SEED = struct.Struct("<Q")
+_BLOCK = struct.Struct("<II")  # version 9: block number, block size
+_FIXED = struct.Struct("<4sBBBBBBBH QQI 16s QI B")  # 62 bytes
+BLOCK_SIZE = 4 << 20  # the default block size (lmzip.coding.settings explains it)
+# where each numeric field of the fixed part lies (offset, struct format): for tools that read or
+# craft headers field by field (benchmarks/fuzz.py, the hostile-input tests)
+FIELDS = {"flags": (5, "<B"), "arith": (6, "<B"), "groups": (11, "<H"), "original": (13, "<Q"),
+          "payload": (21, "<Q"), "tokens": (49, "<Q"), "segment": (57, "<I"), "name_length": (61, "<B")}
+
+
+@dataclass
+class Header:
+    """Everything the decoder needs besides the model weights."""
+
+    original_length: int
+    crc32: int
+    stored: bool = False
+    crlf: bool = False
+    mix: bool = False
+    model_id: bytes = bytes(16)
+    model_name: str = ""
+    n_tokens: int = 0
+    segment_length: int = 0
+    arith: int = 1
+    payload_length: int = 0
+    groups: int = 1
+    adapt_optimizer: str = ""  # "" = no adaptation
+    adapt_lr: float = 0.0
+    adapt_block: int = 0
+    seed: int | None = None  # None = trained weights; else a preset with these random weights
+    version: int = VERSION
+    block: int = 0  # this frame's block number (version 9)
+    block_size: int = BLOCK_SIZE  # the size every block but the last has (version 9; 0 in version 8: one block)
+    last: bool = True  # no frame follows (version 9)
+    counting: bool = False  # the payload is an lmzip.cm stream (version 10)
+    short: bool = False  # a short frame (lmzip.coding.short.ShortHeader): the whole file, one stored or counted block
+    mix_level: int = 0  # version 11 with mix: the counting level mixed in
+
+    @property
+    def hybrid(self) -> bool:
+        """Whether the tokens were coded bit by bit with counting mixed in (lmzip.coding.hybrid)."""
+        return self.mix and self.version >= MIXES_COUNTING
+
+    def __post_init__(self) -> None:
+        if self.version < 9:  # one frame for the whole input
+            self.block, self.block_size, self.last = 0, 0, True
+        if self.short:  # one block, as long as the input
+            self.block, self.block_size, self.last = 0, max(1, self.original_length), True
+
+    @property
+    def adapt(self) -> bool:
+        """Whether the model learned while coding."""
+        return bool(self.adapt_optimizer)
+
+    @property
+    def n_segments(self) -> int:
+        """How many segments were coded side by side."""
+        if self.stored or self.n_tokens == 0 or self.segment_length == 0:
+            return 0
+        return -(-self.n_tokens // self.segment_length)
+
+    def pack(self) -> bytes:
+        """The header bytes, its own CRC32 last."""
+        name = self.model_name.encode("utf-8")
+        if len(name) > 255:
+            raise ValueError("model name longer than 255 bytes")
+        flags = ((FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0) | (FLAG_MIX if self.mix else 0)
+                 | (FLAG_ADAPT if self.adapt else 0) | (FLAG_SEED if self.seed is not None else 0)
+                 | (FLAG_LAST if self.last and self.version >= 9 else 0) | (FLAG_COUNT if self.counting else 0))
+        body = _FIXED.pack(
+            MAGIC, self.version, flags, self.arith, self.mix_level, 0, 0, 0, self.groups - 1, self.original_length,
+            self.payload_length, self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
+        ) + name
+        if self.version >= 9:
+            body += _BLOCK.pack(self.block, self.block_size)
+        if self.adapt:
+            body += _ADAPT.pack(_code(OPTIMIZERS, self.adapt_optimizer), self.adapt_lr, self.adapt_block)
+        if self.seed is not None:
+            body += _SEED.pack(self.seed)
+        return body + struct.pack("<I", zlib.crc32(body))
+
+    @property
+    def size(self) -> int:
+        """Header length in bytes."""
+        return (_FIXED.size + len(self.model_name.encode("utf-8")) + (_BLOCK.size if self.version >= 9 else 0)
+                + (_ADAPT.size if self.adapt else 0) + (_SEED.size if self.seed is not None else 0) + 4)
+
+
+def _code(table: dict[int, str], value: str) -> int:
+    for k, v in table.items():
+        if v == value:
+            return k
+    raise ValueError(f"cannot record {value!r} in the header")
+
+
+def header_size(prefix: bytes) -> int:
+    """The length of the header that starts ``prefix`` (at least its first 62 bytes), its CRC included."""
+    _check_start(prefix)
+    if len(prefix) < _FIXED.size:
+        raise FormatError("truncated header")
+    version, flags, n = prefix[4], prefix[5], prefix[61]
+    return (_FIXED.size + n + (_BLOCK.size if version >= 9 else 0) + (_ADAPT.size if flags & FLAG_ADAPT else 0)
+            + (_SEED.size if flags & FLAG_SEED else 0) + 4)
+
+
+def _check_start(blob: bytes) -> None:
+    if len(blob) < 4 or blob[:4] != MAGIC:
+        raise FormatError("not an lmzip file (bad magic)")
+    if len(blob) < 5:
+        raise FormatError("truncated header")
+    if blob[4] in PRE_RELEASE:
+        raise FormatError(f"written by a pre-release lmzip, format {blob[4]}: decode it with lmzip 0.1.0 "
+                          "on the machine that wrote it")
+    if blob[4] not in READS:
+        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads versions 8 to 11)")
+
+
+def parse_header(blob: bytes) -> Header:
+    """Parse and check the ordinary header at the start of ``blob`` (the payload may follow, or not)."""
+    end = header_size(blob) - 4
+    if len(blob) < end + 4:
+        raise FormatError("truncated header")
+    (crc,) = struct.unpack_from("<I", blob, end)
+    if zlib.crc32(blob[:end]) != crc:
+        raise FormatError("corrupt header (header checksum mismatch)")
+    _, version, flags, arith, *reserved, groups_m1, olen, plen, ocrc, mid, ntok, seg, n = _FIXED.unpack_from(blob)
+    if flags & ~KNOWN_FLAGS[version]:
+        raise FormatError("unsupported header flags (written by a newer lmzip?)")
+    if arith == 0:
+        raise FormatError("a machine-bound --adapt file of lmzip 0.2.0 (float32 arithmetic): decode it with "
+                          "lmzip 0.2.0 on the machine that wrote it")
+    if arith not in versions.ARITHMETICS:
+        raise FormatError(f"unsupported arithmetic version {arith} (written by a newer lmzip?)")
+    if any(reserved[1:]) or reserved[0] and version < MIXES_COUNTING:
+        raise FormatError("corrupt header (reserved bytes 7-10 are not 0)")
+    try:
+        name = blob[_FIXED.size : _FIXED.size + n].decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError("corrupt header (model name is not UTF-8)") from e
+    h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), bool(flags & FLAG_MIX), mid, name,
+               ntok, seg, arith, payload_length=plen, groups=groups_m1 + 1, version=version, block_size=0,
+               counting=bool(flags & FLAG_COUNT), mix_level=reserved[0])
+    at = _FIXED.size + n
+    if version >= 9:
+        h.block, h.block_size = _BLOCK.unpack_from(blob, at)
+        h.last = bool(flags & FLAG_LAST)
+        at += _BLOCK.size
+    if flags & FLAG_ADAPT:
+        opt, h.adapt_lr, h.adapt_block = _ADAPT.unpack_from(blob, at)
+        if opt not in OPTIMIZERS or h.adapt_block == 0 or not 0 < h.adapt_lr < float("inf"):
+            raise FormatError("unsupported adaptation settings in the header (written by a newer lmzip?)")
+        h.adapt_optimizer = OPTIMIZERS[opt]
+    if flags & FLAG_SEED:
+        (h.seed,) = _SEED.unpack_from(blob, end - _SEED.size)
+    _check_layout(h)
+    return h
+
+
+def _check_layout(h: Header) -> None:
+    """Fields that contradict each other (a crafted or damaged header with a recomputed CRC)."""
+    if h.mix_level and (h.stored or h.counting or not h.hybrid):
+        raise FormatError("corrupt header (a counting level mixed in without the mix flag)")
+    if h.version >= 9:
+        if h.block_size == 0 or h.original_length > h.block_size:
+            raise FormatError("corrupt header (a block longer than the block size)")
+        if not h.last and h.original_length != h.block_size:
+            raise FormatError("corrupt header (a block before the last that is not full)")
+    if h.stored:
+        if h.payload_length != h.original_length:
+            raise FormatError("corrupt header (stored payload length differs from the original length)")
+        return
+    if h.version >= 9 and h.payload_length >= h.original_length:  # the encoder stores what coding would not shrink
+        raise FormatError("corrupt header (a coded payload as long as the original)")
+    if h.counting or h.arith == versions.COUNTING:
+        if not (h.counting and h.arith == versions.COUNTING) or h.mix or h.adapt or h.seed is not None or h.crlf:
+            raise FormatError("corrupt header (a counting frame with a model's flags or arithmetic)")
+        if h.n_tokens or h.segment_length or h.groups != 1 or any(h.model_id):
+            raise FormatError("corrupt header (a counting frame with tokens or a model)")
+        return
+    if h.n_tokens == 0 or h.segment_length == 0:
+        raise FormatError("corrupt header (a coded file with no tokens or zero segment length)")
+    if h.hybrid and not 1 <= h.mix_level <= 9:
+        raise FormatError("corrupt header (the counting level mixed in does not match the mix flag)")
+    if h.n_tokens > h.original_length:  # every token stands for at least one byte
+        raise FormatError("corrupt header (more tokens than original bytes)")
+    if h.adapt != (versions.ARITHMETICS[h.arith].learns is not None):
+        raise FormatError("corrupt header (the arithmetic does not match the adapt flag)")
+    if h.groups > h.n_segments:
+        raise FormatError("corrupt header (more groups than segments)")
+
+
+def decode_memory(h: Header) -> int:
+    """Bytes the decoder will hold besides the model: the token grid (int64), its copy per segment,
+    and the output three times over (detokenized, CRLF restored, checked)."""
+    if h.stored:
+        return 0
+    if h.counting:  # the output twice; the tables, set by the stream's level, are counted by the codec
+        return 2 * h.original_length
+    return 16 * h.n_segments * h.segment_length + 3 * h.original_length
+
+
+def crc32(data: bytes) -> int:
+    """The checksum recorded for the original bytes."""
+    return zlib.crc32(data) & 0xFFFFFFFF
