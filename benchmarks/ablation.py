@@ -38,6 +38,7 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from lmzip.cm import model as cm
+    from lmzip.cm.format import HEAVY
     from lmzip.coding import codec
     from lmzip.coding.settings import Settings
     from lmzip.models import registry
@@ -46,6 +47,8 @@ def main() -> None:
                 "- sparse": cm.OFF_SPARSE, "- records and columns": cm.OFF_RECORDS,
                 "- bilevel image": cm.OFF_IMAGE, "- match": cm.OFF_MATCH,
                 "- SSE (APM stages)": cm.OFF_SSE}
+    if args.level >= HEAVY:  # cm version 3's models
+        variants |= {"- run": cm.OFF_RUN, "- indirect": cm.OFF_INDIRECT}
     lm = registry.load(args.model)
     mixed, alone, best = (f"+ language model ({args.model}), mixed in", f"--mix ({args.model}): the smaller of "
                           "that and counting", f"language model alone ({args.model})")

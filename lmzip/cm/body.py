@@ -15,9 +15,14 @@ Models (row in `sm`, the per-model state maps; hashed ones also have a row in `h
  11 record: the byte one row up + the previous byte    12 record: the three bytes above + two rows up
  13 text column: column in the line + the byte above it in the previous line + the previous byte
  14 (version 2) word + the two words before it (a CJK character is a word: order 2 over characters)
+ 15, 16 (version 3) indirect: the previous byte + the two bytes that followed its last two sightings; the
+   last two bytes + the two that followed them last (lmzip.cm.model keeps those histories, `IND_BYTES`)
  + (version 2) the bilevel-image model: five direct contexts of single pixels (bits) from this row and
    the rows above, once a record length of 8 bytes or more is found in bytes that are mostly not text (a
    fax page, a 1-bit bitmap), one input each
+ + (version 3) the run model: per hashed model of orders 2-8 and the two word models, the byte its context
+   saw last and how many times in a row (kept in the bucket's check slot), one input each: the learned p
+   of the bit that byte predicts, while the bits so far agree with it
  + the match model (two inputs) + a bias
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
@@ -48,11 +53,14 @@ SM_LIMIT = 255
 # a history's fields (WPP, the word before the previous one: version 2)
 C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL, WPP = range(13)
 N_STATE = 13
+N_RUN = 7              # the run model's inputs (version 3): hashed models 0..6
+RUN_STATES = 64        # its state map's entries per model: the run's length (32 steps) x the predicted bit
+IND_BYTES = 256 + 65536  # the indirect models' histories (version 3): per byte, then per two bytes
 
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
-    return 12 if version == 1 else 13
+    return {1: 12, 2: 13}.get(version, 15)
 
 
 def n_models(version: int) -> int:
@@ -65,9 +73,14 @@ def n_image(version: int) -> int:
     return 0 if version == 1 else N_IMAGE
 
 
+def n_run(version: int) -> int:
+    """The run model's inputs (and state-map rows)."""
+    return N_RUN if version >= 3 else 0
+
+
 def n_inputs(version: int) -> int:
-    """The mixers' inputs: two per model, the image model's, two of the match model, a bias."""
-    return 2 * n_models(version) + n_image(version) + 3
+    """The mixers' inputs: two per model, the image model's, the run model's, two of the match model, a bias."""
+    return 2 * n_models(version) + n_image(version) + n_run(version) + 3
 
 
 @njit(cache=True, inline="always")
@@ -275,3 +288,67 @@ def image_learn(it, ictx, y):
             i = ictx[m] & 0xFFFF
             it[m, i] = adapt(np.int64(it[m, i]), y, SM_LIMIT)
 
+
+
+@njit(cache=True, inline="always")
+def indirect_contexts(ctx, ind, c4):
+    """The indirect models' contexts (ctx[13:15], version 3): a context and the bytes that followed it last."""
+    c1, c21 = c4 & 0xFF, c4 & 0xFFFF
+    ctx[13] = hash2(c1 | (np.int64(ind[c1]) << 8), 17)
+    ctx[14] = hash2(c21 | (np.int64(ind[256 + c21]) << 16), 18)
+
+
+@njit(cache=True, inline="always")
+def indirect_done(ind, c4, c):
+    """The indirect histories after byte ``c`` (``c4``: the bytes before it)."""
+    c1, c21 = c4 & 0xFF, 256 + (c4 & 0xFFFF)
+    ind[c1] = ((np.int64(ind[c1]) << 8) | c) & 0xFFFF
+    ind[c21] = ((np.int64(ind[c21]) << 8) | c) & 0xFFFF
+
+
+@njit(cache=True, inline="always")
+def run_start(ht, base, rpos, rinfo):
+    """The run of each of the first N_RUN hashed contexts as the byte starts (their first nibble's buckets):
+    the byte it saw last and how many times in a row (the low 16 bits of the bucket's check slot)."""
+    for k in range(rpos.shape[0]):
+        rpos[k] = base[k]
+        rinfo[k] = np.int64(ht[k, base[k]]) & 0xFFFF
+
+
+@njit(cache=True, inline="always")
+def run_inputs(x, at, rsm, rinfo, ridx, c0, j):
+    """The run model's inputs at x[at:]: per context, the learned p of the bit its last byte predicts (0
+    where it saw none, or the bits so far left that byte); ``ridx``: the state-map entries, -1 for none."""
+    for k in range(rinfo.shape[0]):
+        n, b = rinfo[k] & 0xFF, rinfo[k] >> 8
+        if n > 0 and ((b | 256) >> (8 - j)) == c0:
+            q = n if n < 16 else 16 + min((n - 16) >> 3, 15)
+            ridx[k] = (q << 1) | ((b >> (7 - j)) & 1)
+            x[at + k] = stretch(np.int64(rsm[k, ridx[k]]) >> 20)
+        else:
+            ridx[k] = -1
+            x[at + k] = 0
+
+
+@njit(cache=True, inline="always")
+def run_learn(rsm, ridx, y):
+    """The run model's state maps after bit ``y``."""
+    for k in range(ridx.shape[0]):
+        if ridx[k] >= 0:
+            rsm[k, ridx[k]] = adapt(np.int64(rsm[k, ridx[k]]), y, SM_LIMIT)
+
+
+@njit(cache=True, inline="always")
+def run_done(ht, rpos, rinfo, c):
+    """Each context's run after byte ``c``: one longer, or a new run of ``c`` (a bucket claimed again within
+    the byte, whose low bits no longer hold the run read at its start, is left alone)."""
+    for k in range(rpos.shape[0]):
+        v = np.int64(ht[k, rpos[k]])
+        if v & 0xFFFF != rinfo[k]:
+            continue
+        n, b = rinfo[k] & 0xFF, rinfo[k] >> 8
+        if n > 0 and b == c:
+            n = min(n + 1, 255)
+        else:
+            n, b = 1, c
+        ht[k, rpos[k]] = (v & 0xFFFF0000) | (b << 8) | n

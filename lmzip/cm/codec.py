@@ -14,12 +14,14 @@ DEFAULT_LEVEL = fmt.DEFAULT_LEVEL
 
 
 def compress(data: bytes, level: int = DEFAULT_LEVEL, marks: np.ndarray | None = None,
-             version: int = fmt.VERSION) -> bytes:
-    """Compress bytes with the context-mixing model; `level` 1..9 sets the table memory (``marks``:
-    filled with the payload's length after every K-th part of the input, model.run's profile; ``version``:
-    an earlier cm version's models, to write again what it wrote)."""
+             version: int | None = None) -> bytes:
+    """Compress bytes with the context-mixing model; `level` 1..9 sets the table memory and, from
+    format.HEAVY on, the models (``marks``: filled with the payload's length after every K-th part of the
+    input, model.run's profile; ``version``: another cm version's models than the level's, to write again
+    what it wrote)."""
     if level not in fmt.LEVELS:
         raise FormatError(f"cm level {level} is out of range 1..9")
+    version = fmt.version_for(level) if version is None else version
     if version not in fmt.VERSIONS:
         raise FormatError(f"cm stream version {version} is not supported")
     data = bytes(data)

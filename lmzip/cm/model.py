@@ -1,10 +1,11 @@
 """Counting's model and its coding loop: one compiled function codes a whole stream.
 
-Per bit, every model of `body` offers two stretched probabilities; four mixers (weight sets chosen by
-the partial byte, by match state x how many high orders know this context x bit position, by the
-previous byte, by the byte before it) combine them, a final mixer (sets by match/orders state)
-combines those, three APM stages (order 1, order 2, match state) refine the result, and the
-arithmetic coder spends -log2(p) bits on the bit actually seen.
+Per bit, every model of `body` offers two stretched probabilities (the run model one); four mixers
+(weight sets chosen by the partial byte, by match state x how many high orders know this context x bit
+position, by the previous byte, by the byte before it; version 3 adds a fifth, by the last two bytes)
+combine them, a final mixer (sets by match/orders state) combines those, three APM stages (order 1,
+order 2, match state) refine the result, and the arithmetic coder spends -log2(p) bits on the bit
+actually seen.
 Encoding and decoding run this very loop (`encode` picks which coder step is called), so the two
 sides cannot drift apart: the decoder rebuilds every table from the bytes it has already emitted.
 """
@@ -20,14 +21,18 @@ from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loo
 from lmzip.cm.body import (
     C4,
     IMAGE_BITS,
+    IND_BYTES,
     MLEN,
     N_STATE,
+    RUN_STATES,
     buckets,
     byte_done,
     contexts,
     image_contexts,
     image_inputs,
     image_learn,
+    indirect_contexts,
+    indirect_done,
     inputs,
     learn,
     match_byte,
@@ -39,9 +44,14 @@ from lmzip.cm.body import (
     n_image,
     n_inputs,
     n_models,
+    n_run,
+    run_done,
+    run_inputs,
+    run_learn,
+    run_start,
 )
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
-from lmzip.cm.format import VERSION
+from lmzip.cm.format import version_for
 from lmzip.cm.parts import SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
 
 MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
@@ -50,7 +60,8 @@ MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit po
 SET_C0, SET_ST, SET_C1 = 0, 256, 256 + MIX2_SETS
 SET_C2 = SET_C1 + 256
 N_SETS = SET_C2 + 256
-N_MIX = 4              # first-layer mixers; the final mixer weighs their outputs (sets by SET_ST's state)
+SET_C21 = N_SETS       # version 3: the fifth mixer's sets, by the last two bytes
+N_MIX = 4              # first-layer mixers (version 3: 5); the final mixer weighs them (sets by SET_ST's state)
 APM2_BITS = 14
 MIX_LR1, MIX_LR2 = 24, 16
 APM_RATE = 6
@@ -71,12 +82,14 @@ class Tables:
     mtab: np.ndarray
     msm: np.ndarray
     it: np.ndarray  # the image model's (version 2; no rows in version 1)
+    rsm: np.ndarray  # the run model's state maps (version 3; no rows before)
+    ind: np.ndarray  # the indirect models' histories (version 3; empty before)
 
     @property
     def arrays(self) -> tuple:
         """Every table, in the order the loop takes them."""
         return (self.ht, self.t01, self.sm, self.w1, self.wf, self.apm1, self.apm2, self.apm3, self.mtab, self.msm,
-                self.it)
+                self.it, self.rsm, self.ind)
 
     @property
     def nbytes(self) -> int:
@@ -89,36 +102,54 @@ def table_bits(level: int) -> tuple[int, int]:
     return 15 + level, 13 + level
 
 
-def table_bytes(level: int, version: int = VERSION) -> int:
-    """The memory the tables of a level take, computed from the sizes alone (no allocation)."""
+def n_mix(version: int) -> int:
+    """The first-layer mixers of a cm version."""
+    return N_MIX + (version >= 3)
+
+
+def n_sets(version: int) -> int:
+    """The first-layer mixers' weight sets of a cm version."""
+    return N_SETS + (65536 if version >= 3 else 0)
+
+
+def table_bytes(level: int, version: int | None = None) -> int:
+    """The memory the tables of a level take (in cm ``version``, else the level's), computed from the sizes alone."""
     tb, mb = table_bits(level)
+    version = version_for(level) if version is None else version
     return (4 * (n_hashed(version) << tb) + 4 * 2 * 65536 + 4 * n_models(version) * 8192
-            + 4 * n_inputs(version) * N_SETS + 4 * 256 * (N_MIX + 1) + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256)
-            + 4 * (1 << mb) + 4 * 64 + 4 * (n_image(version) << IMAGE_BITS))
+            + 4 * n_inputs(version) * n_sets(version) + 4 * 256 * (n_mix(version) + 1)
+            + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256) + 4 * (1 << mb) + 4 * 64
+            + 4 * (n_image(version) << IMAGE_BITS) + 4 * RUN_STATES * n_run(version)
+            + 2 * IND_BYTES * (version >= 3))
 
 
-def allocate(level: int, version: int = VERSION) -> Tables:
-    """Fresh tables for a level and cm version: every probability 1/2, weights 0.25, APMs the identity."""
+def allocate(level: int, version: int | None = None) -> Tables:
+    """Fresh tables for a level and cm version (else the level's): every probability 1/2, weights 1/16, APMs the
+    identity."""
     tb, mb = table_bits(level)
+    version = version_for(level) if version is None else version
     half = np.uint32((1 << 21) << 10)  # p = 1/2 with count 0 for the state maps
     return Tables(
         ht=np.full((n_hashed(version), 1 << tb), SLOT_INIT, dtype=np.uint32),
         t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
         sm=np.full((n_models(version), 8192), half, dtype=np.uint32),
-        w1=np.full((N_SETS, n_inputs(version)), 1 << 12, dtype=np.int32),
-        wf=np.full((256, N_MIX + 1), 65536 // N_MIX, dtype=np.int32),
+        w1=np.full((n_sets(version), n_inputs(version)), 1 << 12, dtype=np.int32),
+        wf=np.full((256, n_mix(version) + 1), 65536 // n_mix(version), dtype=np.int32),
         apm1=apm_init(65536),
         apm2=apm_init(1 << APM2_BITS),
         apm3=apm_init(65 * 256),
         mtab=np.zeros(1 << mb, dtype=np.int32),
         msm=np.full(64, half, dtype=np.uint32),
         it=np.full((n_image(version), 1 << IMAGE_BITS), half, dtype=np.uint32),
+        rsm=np.full((n_run(version), RUN_STATES), half, dtype=np.uint32),
+        ind=np.zeros(IND_BYTES if version >= 3 else 0, dtype=np.uint16),
     )
 
 
 # Inputs an ablation can switch off (benchmarks/ablation.py; files never do): bits of `off`
 OFF_ORDERS, OFF_WORDS, OFF_SPARSE, OFF_RECORDS, OFF_MATCH, OFF_SSE = 1, 2, 4, 8, 16, 32
 OFF_IMAGE = 64  # version 2's
+OFF_RUN, OFF_INDIRECT = 128, 256  # version 3's (its fifth mixer stays)
 
 
 def _mask(off: int, t: Tables) -> np.ndarray:
@@ -128,6 +159,9 @@ def _mask(off: int, t: Tables) -> np.ndarray:
              (OFF_MATCH, n - 3, n - 1)]
     if models > 14:  # version 2: the third word, the image model
         spans += [(OFF_WORDS, 28, 30), (OFF_IMAGE, 2 * models, 2 * models + t.it.shape[0])]
+    if models > 15:  # version 3: the indirect models, the run model
+        x_run = 2 * models + t.it.shape[0]
+        spans += [(OFF_INDIRECT, 30, 34), (OFF_RUN, x_run, x_run + t.rsm.shape[0])]
     mask = np.ones(n, dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:
@@ -159,17 +193,22 @@ def _grow(out: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
-    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it = tables
+    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind = tables
     nb_mask = (ht.shape[1] >> 4) - 1
-    n_in = w1.shape[1]  # the version's inputs: its models' two each, then the image model's, the match's, the bias
-    x_image, x_match = 2 * sm.shape[0], n_in - 3
+    n_in = w1.shape[1]  # the version's inputs: its models' two each, the image model's, the run model's, the
+    # match's, the bias
+    x_image, x_run, x_match = 2 * sm.shape[0], 2 * sm.shape[0] + it.shape[0], n_in - 3
+    n_mix = wf.shape[1] - 1
+    rpos = np.zeros(rsm.shape[0], dtype=np.int64)   # per run context: its first nibble's bucket
+    rinfo = np.zeros(rsm.shape[0], dtype=np.int64)  # its run as the byte started
+    ridx = np.full(rsm.shape[0], -1, dtype=np.int64)  # its state-map entry for this bit (-1: none)
     if encode:
         out = np.empty(n // 2 + 1024, dtype=np.uint8)
     else:
         out = buf
         start_decoder(st, src)
     x = np.zeros(n_in, dtype=np.int64)
-    xf = np.zeros(N_MIX + 1, dtype=np.int64)
+    xf = np.zeros(n_mix + 1, dtype=np.int64)
     ctx = np.zeros(ht.shape[0], dtype=np.int64)   # per hashed model: its context hash for this byte
     base = np.zeros(ht.shape[0], dtype=np.int64)  # per hashed model: the current nibble's bucket
     ictx = np.full(max(1, it.shape[0]), -1, dtype=np.int64)  # the image model's contexts of this bit (-1: off)
@@ -187,12 +226,16 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
         # the mixers learn fast at first, then settle: x24 at the start, x18 at 256 KiB, x14 at 1 MiB
         lr1 = MIX_LR1 // 2 + ((MIX_LR1 // 2) << 18) // ((1 << 18) + i)
         contexts(ctx, h, buf, 0)
+        if ind.shape[0]:
+            indirect_contexts(ctx, ind, c4)
         ebyte = match_byte(h, hist, buf, n + 1)
         mq, mlb = match_quant(h[MLEN])
         c0 = 1
         for j in range(8):
             if j == 0 or j == 4:
                 buckets(ht, base, ctx, c0, nb_mask)
+                if j == 0:
+                    run_start(ht, base, rpos, rinfo)
             jj = j << 10  # state maps are kept per bit position
             nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
             known = inputs(x, t01, ht, sm, base, nib, c0, c1, jj)
@@ -201,6 +244,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             if it.shape[0]:
                 image_contexts(ictx, h, buf, 0, c0, c1, j, binary)
                 image_inputs(x, x_image, it, ictx)
+            run_inputs(x, x_run, rsm, rinfo, ridx, c0, j)
             if masked:
                 for q in range(n_in):
                     x[q] *= mask[q]
@@ -209,8 +253,10 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             xf[1] = mix_dot(w1, SET_ST + s2, x, n_in)
             xf[2] = mix_dot(w1, SET_C1 + c1, x, n_in)
             xf[3] = mix_dot(w1, SET_C2 + c2, x, n_in)
-            xf[N_MIX] = 256
-            df = mix_dot(wf, s2, xf, N_MIX + 1)
+            if n_mix > 4:
+                xf[4] = mix_dot(w1, SET_C21 + (c4 & 0xFFFF), x, n_in)
+            xf[n_mix] = 256
+            df = mix_dot(wf, s2, xf, n_mix + 1)
             p = sq(df)
             a1, j1 = apm_p(apm1, (c1 << 8) | c0, p)
             a2, j2 = apm_p(apm2, hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1), p)
@@ -227,17 +273,23 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             mix_train(w1, SET_ST + s2, x, n_in, ((y << 12) - sq(xf[1])) * lr1)
             mix_train(w1, SET_C1 + c1, x, n_in, ((y << 12) - sq(xf[2])) * lr1)
             mix_train(w1, SET_C2 + c2, x, n_in, ((y << 12) - sq(xf[3])) * lr1)
-            mix_train(wf, s2, xf, N_MIX + 1, ((y << 12) - sq(df)) * MIX_LR2)
+            if n_mix > 4:
+                mix_train(w1, SET_C21 + (c4 & 0xFFFF), x, n_in, ((y << 12) - sq(xf[4])) * lr1)
+            mix_train(wf, s2, xf, n_mix + 1, ((y << 12) - sq(df)) * MIX_LR2)
             apm_update(apm1, j1, y, APM_RATE)
             apm_update(apm2, j2, y, APM_RATE)
             apm_update(apm3, j3, y, APM_RATE)
             learn(t01, ht, sm, base, nib, c0, c1, jj, y)
             match_learn(msm, mi, y)
             image_learn(it, ictx, y)
+            run_learn(rsm, ridx, y)
             c0 = (c0 << 1) | y
         cb = c0 & 0xFF
         if it.shape[0]:  # the running share of bytes that are not text: the image model's gate
             binary += ((0 if 32 <= cb < 127 or cb == 9 or cb == 10 or cb == 13 else 256) - binary) >> 4
+        run_done(ht, rpos, rinfo, cb)
+        if ind.shape[0]:
+            indirect_done(ind, c4, cb)
         byte_done(h, cb, buf, 0, n + 1, last, lastd, mtab, ebyte)
         while k_mark < marks.shape[0] and i + 1 >= next_mark:  # the cost profile (encoding)
             marks[k_mark] = st[3]

@@ -1,4 +1,4 @@
-"""Short frames (formats 10 and 12): an input of one block, stored or counted, behind a header of 15-28 bytes.
+"""Short frames (formats 10, 12-14): an input of one block, stored or counted, behind a header of 15-29 bytes.
 
 In the ordinary frame a small file is mostly header: 78 bytes before a counting payload, which
 carries 18 of its own. That decided against PPMd on files of a few KB and below. An input of one
@@ -8,11 +8,12 @@ so it gets a frame of its own kind, the whole file (little-endian):
 | size | field |
 |---|---|
 | 4 | magic `89 4C 4D 7A` (`\\x89LMz`) |
-| 1 | version (13; 12 and 10 are still read) |
+| 1 | version (13, or 14 where the counting payload is of cm version 3 or later; 12 and 10 are still read) |
 | 1 | kind: 1 = stored, 2 = counting |
 | 1-9 | original length in bytes (LEB128, below 2^63) |
 | 4 | CRC32 of the original bytes |
 | 1 | counting only: the lmzip.cm level, 1-9 |
+| 1 | counting only, version 14: the lmzip.cm stream's version (3 or later) |
 | 1-9 | counting only, versions 12 and 13: the payload length in bytes (LEB128, below the original length) |
 | 4 | CRC32 of the header bytes before it |
 | ... | the payload: the original bytes (stored: as long as the original), or the cm coder's bytes |
@@ -23,8 +24,10 @@ counting payload had no length and ran to the end of the file; the reader finds 
 decoding it and coding the bytes again (counting is deterministic: the same bytes the encoder
 wrote), so a file after it is read as one and bytes after it that begin no file are an error.
 The counting payload is an lmzip.cm stream without its own header, which the reader rebuilds from
-the fields above before handing it to lmzip.cm (and its checks): version 13 holds a stream of cm
-version 2 (lmzip.cm.format), 12 and 10 one of cm version 1; 13 and 12 lay their bytes out alike.
+the fields above before handing it to lmzip.cm (and its checks): version 14 records the stream's cm
+version, 13 holds one of cm version 2 (lmzip.cm.format), 12 and 10 one of cm version 1; 13 and 12 lay
+their bytes out alike. A frame is written in the oldest version that holds it (13, 14 for cm version 3),
+so a file that an earlier lmzip could read stays readable there.
 """
 
 from __future__ import annotations
@@ -42,9 +45,12 @@ from lmzip.errors import FormatError
 
 MAGIC = b"\x89LMz"
 MAGICS = (MAGIC, FRAME_MAGIC)  # where another file may start
-VERSION = 13  # short frames came with format 10, record their payload length since 12, hold cm version 2 since 13
+VERSION = 14  # short frames came with format 10, record their payload length since 12, hold cm version 2 since
+# 13, and record their payload's cm version since 14
 LEGACY = 10  # a counting payload without its length: it runs to the end of the file
-CM_VERSION = {LEGACY: 1, 12: 1, VERSION: 2}  # the lmzip.cm stream version a short frame's counting payload is in
+CM_VERSION = {LEGACY: 1, 12: 1, 13: 2}  # the lmzip.cm stream version a short frame's counting payload is in, where
+# the frame's version implies it
+READS = (LEGACY, 12, 13, VERSION)
 MAX_CUTS = 8  # version 10 followed by more bytes: the most places tried where the next file may start
 STORED, COUNTING = 1, 2
 MAX_LENGTH = (1 << 63) - 1
@@ -82,6 +88,12 @@ class ShortHeader(Header):
     """A short frame's header: the fields of an ordinary one that a stored or counted block fills in."""
 
     short: bool = True
+    cm_version: int = 0  # counting, version 14: its payload's lmzip.cm version (before: the frame's implies it)
+
+    @property
+    def counted_by(self) -> int:
+        """The lmzip.cm version of a counting payload."""
+        return self.cm_version or CM_VERSION[self.version]
 
     def pack(self) -> bytes:
         """The header bytes, its own CRC32 last."""
@@ -93,26 +105,28 @@ class ShortHeader(Header):
         return len(pack(self))
 
 
-def pack(head: Header) -> bytes:
+def pack(head: ShortHeader) -> bytes:
     """The short header of a stored or counting frame."""
     kind = COUNTING if head.counting else STORED
     body = MAGIC + bytes([head.version, kind]) + _varint(head.original_length) + struct.pack("<I", head.crc32)
     if head.counting:
-        body += bytes([level_of(head)]) + (_varint(head.payload_length) if head.version > LEGACY else b"")
+        body += bytes([level_of(head)]) + (bytes([head.cm_version]) if head.version >= 14 else b"")
+        body += _varint(head.payload_length) if head.version > LEGACY else b""
     return body + struct.pack("<I", zlib.crc32(body))
 
 
 def frame(data: bytes, level: int | None, coded: bytes | None) -> tuple[bytes, Header]:
     """The frame of an input of one block: counted (``coded``: the cm stream, its own header dropped) or stored."""
     if coded is None:
-        head = ShortHeader(len(data), crc32(data), stored=True, payload_length=len(data), version=VERSION)
+        head = ShortHeader(len(data), crc32(data), stored=True, payload_length=len(data), version=13)
         payload = data
     else:
         from lmzip.cm import format as cmfmt
 
-        payload = coded[cmfmt.HEADER_BYTES :]
+        payload, cm_version = coded[cmfmt.HEADER_BYTES :], coded[4]
+        version = 13 if cm_version == CM_VERSION[13] else VERSION
         head = ShortHeader(len(data), crc32(data), counting=True, arith=versions.COUNTING, model_name=f"cm-{level}",
-                           payload_length=len(payload), version=VERSION)
+                           payload_length=len(payload), version=version, cm_version=cm_version * (version >= 14))
     return pack(head) + payload, head
 
 
@@ -121,13 +135,13 @@ def parse_header(blob: bytes) -> ShortHeader:
     if len(blob) < 6:
         raise FormatError("truncated header")
     version = blob[4]
-    if version not in CM_VERSION:
+    if version not in READS:
         raise FormatError(f"unsupported format version {version} of a short frame")
     kind = blob[5]
     if kind not in (STORED, COUNTING):
         raise FormatError("unsupported short frame kind (written by a newer lmzip?)")
     length, at = _read_varint(blob, 6)
-    end, payload = at + 4 + (kind == COUNTING), length
+    end, payload = at + 4 + (kind == COUNTING) * (1 + (version >= 14)), length
     if kind == COUNTING and version > LEGACY:
         payload, end = _read_varint(blob, end)
         if payload >= length or payload == 0:
@@ -140,18 +154,20 @@ def parse_header(blob: bytes) -> ShortHeader:
     (crc,) = struct.unpack_from("<I", blob, at)
     if kind == STORED:
         return ShortHeader(length, crc, stored=True, payload_length=length, version=version)
-    level = blob[at + 4]
+    level, cm_version = blob[at + 4], blob[at + 5] if version >= 14 else 0
     if not 1 <= level <= 9:
         raise FormatError(f"corrupt header (counting level {level})")
+    if version >= 14 and cm_version <= CM_VERSION[13]:
+        raise FormatError(f"corrupt header (cm version {cm_version} in a version-14 frame)")
     return ShortHeader(length, crc, counting=True, arith=versions.COUNTING, model_name=f"cm-{level}",
-                       version=version, payload_length=payload if version > LEGACY else 0)
+                       version=version, payload_length=payload if version > LEGACY else 0, cm_version=cm_version)
 
 
 def read(src: Source, start: bytes, check: Check | None = None) -> tuple[ShortHeader, bytes]:
     """The short frame whose first bytes ``start`` were read already: header and payload; what was read
     past its end is put back into ``src`` (another file may follow). A stored payload holds exactly the
     original's length; a counting one less (else it was stored)."""
-    blob = start + read_full(src, max(0, 28 - len(start)))  # a short header is at most 28 bytes
+    blob = start + read_full(src, max(0, 29 - len(start)))  # a short header is at most 29 bytes
     head = parse_header(blob)
     if head.version == LEGACY and head.counting:
         return head, _legacy_payload(src, head, blob[head.size :], check)
@@ -203,9 +219,9 @@ def _starts_a_file(blob: bytes) -> bool:
     return True
 
 
-def cm_stream(head: Header, payload: bytes) -> bytes:
+def cm_stream(head: ShortHeader, payload: bytes) -> bytes:
     """The lmzip.cm stream a counting short frame stands for (its header rebuilt from the frame's)."""
     from lmzip.cm import format as cmfmt
 
-    return cmfmt.pack(level_of(head), head.original_length, head.crc32, CM_VERSION[head.version]) + payload
+    return cmfmt.pack(level_of(head), head.original_length, head.crc32, head.counted_by) + payload
 

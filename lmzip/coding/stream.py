@@ -128,7 +128,7 @@ def _payload_length(head: Header, payload: bytes) -> int | None:
         data = counting.decode(head, payload)
     except LmzipError:
         return None
-    again = cm.compress(data, short.level_of(head), version=short.CM_VERSION[head.version])[cmfmt.HEADER_BYTES :]
+    again = cm.compress(data, short.level_of(head), version=head.counted_by)[cmfmt.HEADER_BYTES :]
     return len(again) if payload[: len(again)] == again else None
 
 

@@ -1,4 +1,4 @@
-"""Counting frames (format 10, short frames 13): lmzip.cm inside .lmz, with no model; header checks; golden files."""
+"""Counting frames (format 10, short frames 13 and 14): lmzip.cm in .lmz, no model; header checks; golden files."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import lmzip
 from lmzip.api import LMCompressor, counting_level
 from lmzip.arith import versions
 from lmzip.coding import format as fmt
-from lmzip.coding import short, stream
+from lmzip.coding import stream
 from lmzip.coding.settings import Settings
 from lmzip.errors import FormatError, LmzipError
 from tests.conftest import TEXT
@@ -23,6 +23,7 @@ from tests.conftest import TEXT
 GOLDEN = Path(__file__).parent.parent / "data" / "counted-v13.lmz"  # TEXT[:600] * 4 at cm level 1: a short frame
 BLOCKS = GOLDEN.with_name("counted-blocks-v11-cm2.lmz")  # the same in ordinary counting frames of 1 KiB blocks
 GOLDEN_V12 = GOLDEN.with_name("counted-v12.lmz")  # the same in cm version 1 (lmzip 0.7)
+GOLDEN_V14 = GOLDEN.with_name("counted-v14.lmz")  # the same at cm level 7: cm version 3, its version recorded
 GOLDEN_V10 = GOLDEN.with_name("counted-v10.lmz")  # the same, written before short frames had a payload length
 FRAME = GOLDEN.with_name("counted-frame-v10.lmz")  # cm version 1 as an ordinary counting frame (as in files of blocks)
 
@@ -41,7 +42,7 @@ def test_counting_round_trips_without_a_model(data, coded):
     assert head.counting == coded and head.stored == (not coded)  # what counting cannot shrink is stored
     if coded:
         assert (head.version, head.arith, head.model_id, head.n_tokens, head.model_name) == (
-            short.VERSION, versions.COUNTING, bytes(16), 0, "cm-1")
+            13, versions.COUNTING, bytes(16), 0, "cm-1")  # cm version 2: the frame lmzip 0.7 reads
         assert head.short and len(blob) < len(data) // 4
 
 
@@ -60,9 +61,10 @@ def test_counting_codes_text_smaller_than_xz_and_every_block_alone():
 
 def test_the_counting_golden_files_decode_and_are_reproduced():
     data = TEXT[:600] * 4
-    for f in (GOLDEN, BLOCKS, GOLDEN_V12, GOLDEN_V10, FRAME):
+    for f in (GOLDEN, GOLDEN_V14, BLOCKS, GOLDEN_V12, GOLDEN_V10, FRAME):
         assert lmzip.decompress(f.read_bytes(), jobs=1) == data, f.name
     assert counted(data) == GOLDEN.read_bytes()  # format or counting drift fails here
+    assert counted(data, "cm-7") == GOLDEN_V14.read_bytes()
     out = io.BytesIO()
     stream.compress_stream(io.BytesIO(data), out, None, Settings.make(counting=1, block_size=1024))
     assert out.getvalue() == BLOCKS.read_bytes()
@@ -71,9 +73,21 @@ def test_the_counting_golden_files_decode_and_are_reproduced():
     v12, v10, frame = GOLDEN_V12.read_bytes(), GOLDEN_V10.read_bytes(), FRAME.read_bytes()  # cm 1's coder bytes
     assert v12[fmt.parse_header(v12).size :] == frame[fmt.parse_header(frame).size + 18 :]
     assert v12[fmt.parse_header(v12).size :] == v10[fmt.parse_header(v10).size :]
-    heads = [fmt.parse_header(f.read_bytes()) for f in (GOLDEN, GOLDEN_V12, GOLDEN_V10)]
-    assert [(h.version, short.CM_VERSION[h.version]) for h in heads] == [(13, 2), (12, 1), (10, 1)]
+    heads = [fmt.parse_header(f.read_bytes()) for f in (GOLDEN_V14, GOLDEN, GOLDEN_V12, GOLDEN_V10)]
+    assert [(h.version, h.counted_by) for h in heads] == [(14, 3), (13, 2), (12, 1), (10, 1)]
+    assert hashlib.sha256(GOLDEN_V14.read_bytes()).hexdigest()[:16] == "41f178d331039ea7"
     assert all(p[1][4] == 2 for p in fmt.read_frames(io.BytesIO(BLOCKS.read_bytes())))  # each frame's cm stream
+
+
+@pytest.mark.parametrize("cm_version, message", [(2, "corrupt header [(]cm version 2 in a version-14 frame"),
+                                                 (9, "cm stream version 9 is not supported")])
+def test_a_short_frame_of_an_unknown_cm_version_is_refused_in_one_line(cm_version, message):
+    blob = GOLDEN_V14.read_bytes()
+    at = fmt.parse_header(blob).size - 4 - 2  # the cm version: after the level, before the payload length
+    assert blob[at] == 3
+    with pytest.raises(FormatError, match=message) as e:
+        lmzip.decompress(_recrc(blob, at, bytes([cm_version])), jobs=1)
+    assert "\n" not in str(e.value)
 
 
 def test_model_names_that_ask_for_counting():
