@@ -1,6 +1,6 @@
 """The blob's header: what a decoder checks before it allocates or decodes anything.
 
-    magic "LMCM" | version u8 | level u8 | original length u64 | CRC32 of the original u32 | payload
+    magic "LMCM" | version | level | original length | CRC32 of the original | payload (docs/format.md)
 
 Version 2 (lmzip 0.8) adds a word model over three words and the bilevel-image model (lmzip.cm.body);
 version 3 adds the run model, two indirect models and a mixer by the last two bytes, for ~0.8% fewer bytes

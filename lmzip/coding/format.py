@@ -2,9 +2,10 @@
 magic. Imports no torch, so `lmzip list` is instant.
 
 A file is one or more frames, one per block of the input (versions 9-11; a version-8 file is one frame
-that holds the whole input), each an ordinary header (lmzip.coding.header, where its byte layout is
-written) and a payload, or, for an input of one block that is stored or counted, one short frame
-(lmzip.coding.short). A file ends where its last frame does, so another may follow (``cat a.lmz b.lmz``).
+that holds the whole input), each an ordinary header (lmzip.coding.header) and a payload, or, for an
+input of one block that is stored or counted, one short frame (lmzip.coding.short). A file ends where
+its last frame does, so another may follow (``cat a.lmz b.lmz``). Every byte of every kind is laid out
+in docs/format.md.
 """
 
 from __future__ import annotations

@@ -8,48 +8,10 @@ coded and checked on its own, so neither side holds more than a block. Versions 
 bound pre-releases (their probabilities were float computations that another CPU could round
 differently); this reader refuses them with one line that says how to decode them.
 
-An input of one block that is stored or counted is one short frame instead (lmzip.coding.short: a
-header of 15-28 bytes, magic `\x89LMz`; version 12 records the payload length, so files concatenate).
+An input of one block that is stored or counted is one short frame instead (lmzip.coding.short).
 
-The layout of a frame (little-endian):
-
-| offset | size | field |
-|---|---|---|
-| 0 | 4 | magic `89 4C 4D 5A` (`\\x89LMZ`; the first byte is not ASCII) |
-| 4 | 1 | format version (11; 8 to 10 are still read) |
-| 5 | 1 | flags: bit 0 = stored (payload is the raw input); bit 1 = CRLF (the coded text has LF line
-ends; every LF becomes CRLF after decoding); bit 2 = mix (versions 8-10: the model's counts were mixed
-with the online token match model of lmzip.coding.mix; version 11: the tokens were coded bit by bit,
-the model mixed with the counting models of lmzip.cm, lmzip.coding.hybrid); bit 3 = adapt (the model
-learned while coding, lmzip.coding.learn);
-bit 4 = seed (the model is the architecture preset named below with seeded random weights); bit 5 = last
-(versions 9-11: no frame follows); bit 6 = counting (versions 10-11: the payload is an lmzip.cm stream, coded
-by context mixing of counts with no language model; model id 0, no tokens); bit 7 reserved, must be 0 |
-| 6 | 1 | arithmetic (lmzip.arith.versions, one table): 6 = exact integer with int8 operands (versions.Q8), a
-full Transformer window shifted by half (lmzip.models.qmodel), with the adapt flag 7 = the same and learning
-in deterministic float64 (lmzip.arith.detfloat); 3 and 4 = the same with the window re-primed (lmzip
-0.5.0-0.7.0); 1 and 2 = those with 9-bit activations (versions.Q9), written by lmzip 0.3.0-0.4.0; 5 = counting
-context mixing v1 in integers (lmzip.cm; the counting flag). All decode on any machine. 0 was lmzip 0.2.0's
-machine-bound float32 learning while coding, which this reader refuses with one line |
-| 7 | 1 | version 11 with the mix flag: the counting level whose tables are mixed in (1-9); else 0 |
-| 8 | 3 | reserved, must be 0 (lmzip 0.2.0's machine fields for arithmetic 0) |
-| 11 | 2 | number of segment groups - 1 (groups are coded independently, in parallel) |
-| 13 | 8 | original length in bytes (of this block) |
-| 21 | 8 | payload length in bytes |
-| 29 | 4 | CRC32 of the original bytes (of this block) |
-| 33 | 16 | model id (first 16 bytes of a sha256 over weights, architecture and tokenizer; 0 when stored) |
-| 49 | 8 | number of tokens |
-| 57 | 4 | segment length in tokens (segments are coded side by side as one batch) |
-| 61 | 1 | N = length of the model name |
-| 62 | N | model name (UTF-8) |
-| 62+N | K | only in versions 9-11 (K = 8, else 0): block number from 0 (u32), block size in bytes (u32) |
-| 62+N+K | A | only with the adapt flag (A = 7, else 0): optimizer (u8, 1 = Adam), learning rate (f32),
-block in steps (u16) |
-| 62+N+K+A | S | only with the seed flag (S = 8, else 0): the seed of the random weights (u64) |
-| 62+N+K+A+S | 4 | CRC32 of all the header bytes before it |
-| 66+N+K+A+S | ... | payload: the raw input when stored; an lmzip.cm stream when counting; else each group's
-stream (its range-coder words, uint32 LE; with mix in version 11 lmzip.coding.hybrid's coder bytes): with
-one group as it is, with G > 1 groups G uint32 byte lengths, then each group's stream |
+The byte layout, field by field, is written once, in docs/format.md; tests/coding/test_format.py checks
+its offsets and sizes against FIELDS and the structs below.
 """
 
 from __future__ import annotations

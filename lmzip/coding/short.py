@@ -3,20 +3,9 @@
 In the ordinary frame a small file is mostly header: 78 bytes before a counting payload, which
 carries 18 of its own. That decided against PPMd on files of a few KB and below. An input of one
 block that is stored or coded by counting alone records no model, no tokens and no block layout,
-so it gets a frame of its own kind, the whole file (little-endian):
-
-| size | field |
-|---|---|
-| 4 | magic `89 4C 4D 7A` (`\\x89LMz`) |
-| 1 | version (13, or 14 where the counting payload is of cm version 3 or later; 12 and 10 are still read) |
-| 1 | kind: 1 = stored, 2 = counting |
-| 1-9 | original length in bytes (LEB128, below 2^63) |
-| 4 | CRC32 of the original bytes |
-| 1 | counting only: the lmzip.cm level, 1-9 |
-| 1 | counting only, version 14: the lmzip.cm stream's version (3 or later) |
-| 1-9 | counting only, versions 12 and 13: the payload length in bytes (LEB128, below the original length) |
-| 4 | CRC32 of the header bytes before it |
-| ... | the payload: the original bytes (stored: as long as the original), or the cm coder's bytes |
+so it gets a frame of its own kind, the whole file: magic, version, kind (stored or counting),
+the original length and CRC32, for counting the cm level (version 14: and the cm version) and the
+payload length, the header's CRC32 (docs/format.md, the one description of the layout).
 
 A frame ends where its payload does, so another file may follow it (``cat a.lmz b.lmz``: a
 concatenation decodes to the concatenation, lmzip.coding.format.read_frames). In version 10 a

@@ -259,3 +259,33 @@ def test_the_last_flag_is_a_format_9_flag(blob):  # and of formats 10 and 11
     raw[-4:] = struct.pack("<I", zlib.crc32(bytes(raw[:-4])))
     with pytest.raises(FormatError, match="unsupported header flags"):
         fmt.parse_header(bytes(raw))
+
+
+def _doc_table(heading: str) -> list[tuple[str, str, str]]:
+    """The rows (offset or "", size, field) of the table under ``heading`` in docs/format.md."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "format.md").read_text()
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith(("| offset", "| size"))]
+    return [(r[0], r[1], r[2]) if len(r) >= 3 and r[0][:1].isdigit() and r[1][:1].isdigit() else ("", r[0], r[1])
+            for r in rows]
+
+
+def test_the_format_document_matches_the_code():
+    """docs/format.md, the one description of the layout: its fixed offsets and sizes are the code's."""
+    from lmzip.cm import format as cmfmt
+    from lmzip.coding import header, short
+
+    fixed = {int(o): int(n) for o, n, _ in _doc_table("## The ordinary frame") if o.isdigit() and n.isdigit()}
+    assert sorted(fixed) == [sum(n for o, n in fixed.items() if o < at) for at in sorted(fixed)]  # no gap, no overlap
+    assert sum(fixed.values()) == header._FIXED.size  # the fixed part: 62 bytes
+    for name, (at, form) in header.FIELDS.items():
+        assert fixed.get(at) == struct.calcsize(form), name
+    rows = _doc_table("## The ordinary frame")
+    assert header.MAGIC.hex(" ").upper() in rows[0][2] and f"({header.VERSION};" in rows[1][2]
+    srows = _doc_table("## The short frame")
+    assert short.MAGIC.hex(" ").upper() in srows[0][2] and f"({short.VERSION - 1}, or {short.VERSION}" in srows[1][2]
+    cm = [(int(o), int(n)) for o, n, _ in _doc_table("## The counting stream") if o.isdigit() and n.isdigit()]
+    assert cm == [(0, 4), (4, 1), (5, 1), (6, 8), (14, 4)] and sum(n for _, n in cm) == cmfmt.HEADER_BYTES
