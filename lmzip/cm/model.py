@@ -191,27 +191,64 @@ def _grow(out: np.ndarray) -> np.ndarray:
     return bigger
 
 
+@njit(cache=True, inline="always")
+def _mix(w1, wf, x, xf, sel, s2):
+    """The first-layer mixers' outputs into xf (mixer k with weight set sel[k]), then the final mixer's
+    (its set ``s2``), in the stretch domain."""
+    n = xf.shape[0] - 1
+    for k in range(n):
+        xf[k] = mix_dot(w1, sel[k], x, x.shape[0])
+    xf[n] = 256
+    return mix_dot(wf, s2, xf, n + 1)
+
+
+@njit(cache=True, inline="always")
+def _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1):
+    """Every mixer after bit ``y``: the first layer at rate ``lr1``, the final mixer at MIX_LR2."""
+    n = xf.shape[0] - 1
+    for k in range(n):
+        mix_train(w1, sel[k], x, x.shape[0], ((y << 12) - sq(xf[k])) * lr1)
+    mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * MIX_LR2)
+
+
+@njit(cache=True, inline="always")
+def _refine(apms, aj, p, c4, c0, mi):
+    """The mixed ``p`` refined by the three APM stages (order 1, order 2, match state) and averaged with
+    them, 16 bits (near-certain bits cost ~0); ``aj``: the entries each stage will update."""
+    apm1, apm2, apm3 = apms
+    a1, aj[0] = apm_p(apm1, ((c4 & 0xFF) << 8) | c0, p)
+    a2, aj[1] = apm_p(apm2, hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1), p)
+    a3, aj[2] = apm_p(apm3, (mi + 1) * 256 + c0, p)
+    return clamp_p((16 * p + a1 + a2 + a3 + 2) >> 2)
+
+
+@njit(cache=True, inline="always")
+def _scratch(w1, wf, ht, it, rsm):
+    """The loop's work arrays, sized by the version's tables."""
+    return (np.zeros(w1.shape[1], dtype=np.int64),    # x: the mixers' inputs
+            np.zeros(wf.shape[1], dtype=np.int64),    # xf: the first layer's outputs, then the bias
+            np.zeros(wf.shape[1] - 1, dtype=np.int64),  # sel: each first-layer mixer's weight set for this bit
+            np.zeros(3, dtype=np.int64),              # aj: each APM stage's entry to update
+            np.zeros(ht.shape[0], dtype=np.int64),    # ctx: per hashed model, its context hash for this byte
+            np.zeros(ht.shape[0], dtype=np.int64),    # base: per hashed model, the current nibble's bucket
+            np.full(max(1, it.shape[0]), -1, dtype=np.int64),  # ictx: the image model's contexts (-1: off)
+            np.zeros(rsm.shape[0], dtype=np.int64),   # rpos: per run context, its first nibble's bucket
+            np.zeros(rsm.shape[0], dtype=np.int64),   # rinfo: its run as the byte started
+            np.full(rsm.shape[0], -1, dtype=np.int64))  # ridx: its state-map entry for this bit (-1: none)
+
+
 @njit(cache=True)
 def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
     ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind = tables
     nb_mask = (ht.shape[1] >> 4) - 1
-    n_in = w1.shape[1]  # the version's inputs: its models' two each, the image model's, the run model's, the
-    # match's, the bias
+    n_in = w1.shape[1]  # the version's inputs: two per model, the image, run and match models', the bias
     x_image, x_run, x_match = 2 * sm.shape[0], 2 * sm.shape[0] + it.shape[0], n_in - 3
-    n_mix = wf.shape[1] - 1
-    rpos = np.zeros(rsm.shape[0], dtype=np.int64)   # per run context: its first nibble's bucket
-    rinfo = np.zeros(rsm.shape[0], dtype=np.int64)  # its run as the byte started
-    ridx = np.full(rsm.shape[0], -1, dtype=np.int64)  # its state-map entry for this bit (-1: none)
+    x, xf, sel, aj, ctx, base, ictx, rpos, rinfo, ridx = _scratch(w1, wf, ht, it, rsm)
     if encode:
         out = np.empty(n // 2 + 1024, dtype=np.uint8)
     else:
         out = buf
         start_decoder(st, src)
-    x = np.zeros(n_in, dtype=np.int64)
-    xf = np.zeros(n_mix + 1, dtype=np.int64)
-    ctx = np.zeros(ht.shape[0], dtype=np.int64)   # per hashed model: its context hash for this byte
-    base = np.zeros(ht.shape[0], dtype=np.int64)  # per hashed model: the current nibble's bucket
-    ictx = np.full(max(1, it.shape[0]), -1, dtype=np.int64)  # the image model's contexts of this bit (-1: off)
     binary = 0
     hist = np.zeros((1, N_STATE), dtype=np.int64)  # the stream's history (lmzip.cm.body), its bytes in buf
     h = hist[0]
@@ -222,7 +259,10 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
         if encode and st[3] + 64 > out.shape[0]:
             out = _grow(out)
         c4 = h[C4]
-        c1, c2 = c4 & 0xFF, (c4 >> 8) & 0xFF
+        c1 = c4 & 0xFF
+        sel[2], sel[3] = SET_C1 + c1, SET_C2 + ((c4 >> 8) & 0xFF)
+        if sel.shape[0] > 4:
+            sel[4] = SET_C21 + (c4 & 0xFFFF)
         # the mixers learn fast at first, then settle: x24 at the start, x18 at 256 KiB, x14 at 1 MiB
         lr1 = MIX_LR1 // 2 + ((MIX_LR1 // 2) << 18) // ((1 << 18) + i)
         contexts(ctx, h, buf, 0)
@@ -249,19 +289,9 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
                 for q in range(n_in):
                     x[q] *= mask[q]
             s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
-            xf[0] = mix_dot(w1, SET_C0 + c0, x, n_in)
-            xf[1] = mix_dot(w1, SET_ST + s2, x, n_in)
-            xf[2] = mix_dot(w1, SET_C1 + c1, x, n_in)
-            xf[3] = mix_dot(w1, SET_C2 + c2, x, n_in)
-            if n_mix > 4:
-                xf[4] = mix_dot(w1, SET_C21 + (c4 & 0xFFFF), x, n_in)
-            xf[n_mix] = 256
-            df = mix_dot(wf, s2, xf, n_mix + 1)
-            p = sq(df)
-            a1, j1 = apm_p(apm1, (c1 << 8) | c0, p)
-            a2, j2 = apm_p(apm2, hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1), p)
-            a3, j3 = apm_p(apm3, (mi + 1) * 256 + c0, p)
-            p = clamp_p((16 * p + a1 + a2 + a3 + 2) >> 2)  # 16 bits: near-certain bits cost ~0
+            sel[0], sel[1] = SET_C0 + c0, SET_ST + s2
+            df = _mix(w1, wf, x, xf, sel, s2)
+            p = _refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi)
             if no_sse:
                 p = clamp_p(16 * sq(df))
             if encode:
@@ -269,16 +299,10 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
                 encode_bit(st, out, y, p)
             else:
                 y = decode_bit(st, src, p)
-            mix_train(w1, SET_C0 + c0, x, n_in, ((y << 12) - sq(xf[0])) * lr1)
-            mix_train(w1, SET_ST + s2, x, n_in, ((y << 12) - sq(xf[1])) * lr1)
-            mix_train(w1, SET_C1 + c1, x, n_in, ((y << 12) - sq(xf[2])) * lr1)
-            mix_train(w1, SET_C2 + c2, x, n_in, ((y << 12) - sq(xf[3])) * lr1)
-            if n_mix > 4:
-                mix_train(w1, SET_C21 + (c4 & 0xFFFF), x, n_in, ((y << 12) - sq(xf[4])) * lr1)
-            mix_train(wf, s2, xf, n_mix + 1, ((y << 12) - sq(df)) * MIX_LR2)
-            apm_update(apm1, j1, y, APM_RATE)
-            apm_update(apm2, j2, y, APM_RATE)
-            apm_update(apm3, j3, y, APM_RATE)
+            _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1)
+            apm_update(apm1, aj[0], y, APM_RATE)
+            apm_update(apm2, aj[1], y, APM_RATE)
+            apm_update(apm3, aj[2], y, APM_RATE)
             learn(t01, ht, sm, base, nib, c0, c1, jj, y)
             match_learn(msm, mi, y)
             image_learn(it, ictx, y)
