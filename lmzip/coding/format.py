@@ -16,20 +16,12 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from lmzip.coding import header, short
-from lmzip.coding.header import (  # noqa: F401 - the container's names, read through this module
-    BLOCK_SIZE,
+from lmzip.coding.header import (  # noqa: F401 - the container's names that tools and tests read through it
     FIELDS,
-    FLAG_ADAPT,
     FLAG_COUNT,
-    FLAG_CRLF,
     FLAG_LAST,
     FLAG_MIX,
-    FLAG_SEED,
-    FLAG_STORED,
     MAGIC,
-    MIXES_COUNTING,
-    PRE_RELEASE,
-    READS,
     SHORT_MAGIC,
     VERSION,
     Header,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from lmzip.arith import versions
 from lmzip.cm import format as cm_format
-from lmzip.coding import format
+from lmzip.coding import header
 
 # the arithmetics (lmzip.arith.versions): what new files' counts are computed in, and the same learning while
 # coding (lmzip.coding.learn, in lmzip.arith.detfloat's float64); every earlier one still decodes
@@ -28,7 +28,7 @@ ROWS_PER_GROUP = 128
 MAX_GROUPS = 16
 # Inputs are cut into independent blocks of this many bytes (lmzip.coding.stream), so memory does not
 # grow with the input: a 4 MiB block holds ~1.2 M tokens, 256 segments of ~4,700 (benchmarks/results/memory.md)
-BLOCK_SIZE = format.BLOCK_SIZE
+BLOCK_SIZE = header.BLOCK_SIZE
 MAX_BLOCK = (1 << 32) - 1
 # --mix mixes the counting models in with the tables of this level (62 MiB per group). Level 6's 111 MiB
 # wrote 0.07-0.29% less (alice29, paper2, book1, enwik6) and held the default over 1 GiB on a 4 MiB block
