@@ -289,7 +289,6 @@ def image_learn(it, ictx, y):
             it[m, i] = adapt(np.int64(it[m, i]), y, SM_LIMIT)
 
 
-
 @njit(cache=True, inline="always")
 def indirect_contexts(ctx, ind, c4):
     """The indirect models' contexts (ctx[13:15], version 3): a context and the bytes that followed it last."""

@@ -33,9 +33,12 @@ def pack(level: int, length: int, crc: int, version: int = VERSION) -> bytes:
     return _HEAD.pack(MAGIC, version, level, length, crc)
 
 
+LIGHT = 2  # the version levels below HEAVY write (lmzip 0.7 reads it)
+
+
 def version_for(level: int) -> int:
     """The version a new stream of ``level`` is written in."""
-    return VERSION if level >= HEAVY else 2
+    return VERSION if level >= HEAVY else LIGHT
 
 
 def max_length(payload_bytes: int) -> int:
