@@ -24,7 +24,7 @@ from lmzip.models.data import read_bytes
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def samples(mix: datamix.Mix, limit: int) -> dict[str, bytes]:
+def samples(mix: datamix.Mixture, limit: int) -> dict[str, bytes]:
     """The first ``limit`` bytes of each kind's validation text (cut at a line end)."""
     out = {}
     for s in mix.sources:
@@ -68,7 +68,7 @@ def main() -> None:
     ap.add_argument("--classic", action="store_true", help="also measure xz -9e and PPMd order 8")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/kinds"))
     args = ap.parse_args()
-    texts = samples(datamix.load_mix(args.mix), args.limit)
+    texts = samples(datamix.load_mixture(args.mix), args.limit)
     out = Path(args.out)
     old = json.loads(out.with_suffix(".json").read_text())["rows"] if out.with_suffix(".json").exists() else []
     rows = {r["name"]: r for r in old}

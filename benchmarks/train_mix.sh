@@ -18,7 +18,7 @@ if [ "$DEVICE" = cpu ]; then BATCH=16 CONTEXT=256 THREADS=1; else BATCH=64 CONTE
 mkdir -p runs/tokenizers
 [ -f "$TOK" ] || python benchmarks/vocab.py --specs ubpe8192
 for arch in gpt lstm; do
-  $LMZIP train --mix "$MIX" --preset "$arch-wide" --tokenizer "$TOK" --context "$CONTEXT" \
+  $LMZIP train --data "$MIX" --preset "$arch-wide" --tokenizer "$TOK" --context "$CONTEXT" \
     --device "$DEVICE" --threads "$THREADS" --batch "$BATCH" --steps "$STEPS" --eval-every 250 \
     --out "runs/mix-$arch-wide-$DEVICE" --name "$arch-mix"
 done

@@ -52,7 +52,7 @@ def main() -> None:
     ap.add_argument("--sample-mb", type=int, default=24)
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/vocab"))
     args = ap.parse_args()
-    mix = datamix.load_mix(args.mix)
+    mix = datamix.load_mixture(args.mix)
     shipped = registry.load(registry.DEFAULT_MODEL).tokenizer
     rows = []
     for spec in ["shipped"] + args.specs.split(","):

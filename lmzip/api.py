@@ -32,7 +32,7 @@ class Result:
 class LMCompressor:
     """A language-model compressor bound to one model (loaded once, reused for many inputs).
 
-    ``options`` are those of ``Settings.make`` (mix, adapt, adapt_lr, adapt_block, seed, segment,
+    ``options`` are those of ``Settings.make`` (mix, adapt, adapt_lr, adapt_steps, seed, segment,
     rows, groups, device, threads); ``jobs`` is how many groups code at once (threads). The model
     ``cm`` (or ``cm-1`` … ``cm-9``: its table size) codes by counting alone, with no network (lmzip.cm)."""
 

@@ -32,7 +32,7 @@ CASES = {
     "-groups2": (lambda: TEXT[:600], Settings(segment=128, groups=2)),
     "-crlf": (lambda: (DATA / "golden-crlf.txt").read_bytes(), Settings(segment=128)),
     "-mix": (lambda: TEXT[:600] * 2, Settings(mix=True, segment=MIX_SEGMENT, mix_level=WRITTEN_MIX_LEVEL)),
-    "-adapt": (lambda: TEXT[:600], Settings.make(adapt=True, adapt_lr=1e-3, adapt_block=8, segment=128)),
+    "-adapt": (lambda: TEXT[:600], Settings.make(adapt=True, adapt_lr=1e-3, adapt_steps=8, segment=128)),
     "-scratch": (lambda: TEXT[:600], replace(Settings.make(adapt=True, mix=True, seed=7, segment=200),
                                              mix_level=WRITTEN_MIX_LEVEL)),
 }

@@ -197,7 +197,7 @@ class Scratch(LMZip):
         m = registry.PRESETS[preset].model
         self.name, self.model_bytes = f"{preset}+scratch", 0
         self.settings = (f"{m['arch']} {m['n_layer']}x{m['n_embd']}, random weights (seed {seed}), "
-                         f"learns from scratch (lr {FROM_SCRATCH.lr:g}, block {FROM_SCRATCH.block})")
+                         f"learns from scratch (lr {FROM_SCRATCH.lr:g}, every {FROM_SCRATCH.steps} steps)")
         self._c = LMCompressor(preset, adapt=True, seed=seed, threads=1)  # its defaults: lmzip.coding.settings
         self.model_id = self._c.model.id_hex
 

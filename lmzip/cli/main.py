@@ -49,10 +49,11 @@ def main() -> None:
               help="Segment length in tokens (default: chosen from the input size).")
 @click.option("--mix", is_flag=True,
               help="Mix counting models of the file itself into the model (repeats, tables, code cost less).")
-@click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step after every block "
-              "(in deterministic float64: the file decodes on any machine; several times slower).")
+@click.option("--adapt", is_flag=True, help="Learn while coding: an optimizer step every --adapt-steps coded "
+              "steps (in deterministic float64: the file decodes on any machine; several times slower).")
 @click.option("--adapt-lr", type=float, help="Adam learning rate for --adapt (default 3e-4; 3e-3 with --seed).")
-@click.option("--adapt-block", type=int, help="Coded steps between optimizer steps (default 32; 8 with --seed).")
+@click.option("--adapt-steps", type=int, help="Coded steps between optimizer steps (default 32; 8 with --seed).")
+@click.option("--adapt-block", type=int, hidden=True)  # the former name of --adapt-steps
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1),
               help="With --adapt: start from seeded random weights of the preset -m names (learn from scratch).")
 @click.option("--block-size", "block_size", metavar="SIZE",

@@ -24,9 +24,10 @@ EVERY = 50  # steps between log lines where no live bar is drawn (a log file, a 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--preset", default="gpt-wide", show_default=True, type=click.Choice(list(registry.PRESETS)),
               help="Architecture preset (lmzip.models.registry).")
-@click.option("--data", "data", multiple=True, type=click.Path(path_type=str), help="Training files or folders.")
-@click.option("--mix", "mix_file", type=click.Path(path_type=str),
-              help="A mix file (TOML): sources with weights and per-kind validation files.")
+@click.option("--data", "data", multiple=True, type=click.Path(path_type=str),
+              help="Training files or folders, or one mixture file (.toml: sources with weights and per-kind "
+                   "validation files).")
+@click.option("--mix", "mixture_file", type=click.Path(path_type=str), hidden=True)  # the former name of --data X.toml
 @click.option("--dataset", help="A local or cached Hugging Face dataset (offline) to train on.")
 @click.option("--split", default="train", show_default=True)
 @click.option("--column", default="text", show_default=True)
@@ -46,15 +47,15 @@ EVERY = 50  # steps between log lines where no live bar is drawn (a log file, a 
 @click.option("--eval-every", default=250, show_default=True, type=click.IntRange(1),
               help="Steps between validation runs and checkpoints.")
 @click.option("--eval-tokens", default=65536, show_default=True, type=click.IntRange(1),
-              help="Validation tokens (of each kind, for a mix).")
+              help="Validation tokens (of each kind, for a mixture).")
 @click.option("--device", default="cpu", show_default=True, help="Train on cpu or cuda.")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(1, 256), help="Intra-op threads.")
 @click.option("--export", "export_only", is_flag=True, help="Only export OUT's latest checkpoint to OUT/model.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no log lines.")
 @no_progress_option()
 @ui.guard(interrupted="interrupted; resume with the same command (the last checkpoint is kept)")
-def train_cmd(preset, data, mix_file, dataset, split, column, valid, tokenizer, out, name, steps, batch, context, lr,
-              warmup, seed, eval_every, eval_tokens, device, threads, export_only, quiet, no_progress) -> None:
+def train_cmd(preset, data, mixture_file, dataset, split, column, valid, tokenizer, out, name, steps, batch, context,
+              lr, warmup, seed, eval_every, eval_tokens, device, threads, export_only, quiet, no_progress) -> None:
     """Train a model; the result is a model folder in OUT/model (resumable)."""
     from lmzip.models import datamix
     from lmzip.models.data import list_files, load_dataset_texts
@@ -76,26 +77,28 @@ def train_cmd(preset, data, mix_file, dataset, split, column, valid, tokenizer, 
         out.mkdir(parents=True, exist_ok=True)
         (out / "dataset.txt").write_bytes(b"\n".join(texts))
         sources.append(str(out / "dataset.txt"))
-    mix = datamix.load_mix(mix_file) if mix_file else None
-    if mix is not None:
-        if sources or valid:
-            raise LmzipError("--mix names its own files: give it without --data, --dataset or --valid")
-        sources, valid = mix.train_files(), tuple(mix.valid_files())
+    mixtures = [s for s in sources if s.endswith(".toml")] + ([mixture_file] if mixture_file else [])
+    mixture = datamix.load_mixture(mixtures[0]) if mixtures else None
+    if mixture is not None:
+        if len(sources) + bool(mixture_file) > 1 or dataset or valid:
+            raise LmzipError("a mixture file names its own files: give it alone, without other --data, --dataset "
+                             "or --valid")
+        sources, valid = mixture.train_files(), tuple(mixture.valid_files())
     if not sources:
-        raise LmzipError("nothing to train on: give --data, --mix or --dataset")
+        raise LmzipError("nothing to train on: give --data or --dataset")
     model = dict(p.model, **({"context": context} if context else {}))
     tok_file = out / "tokenizer.json"
     if tok_file.exists():  # resuming: the tokenizer is part of the run
         tok = tokenizer_from_json(tok_file.read_text())
     else:
-        tok = prepare_tokenizer(tokenizer or p.tokenizer, list_files(sources), mix=mix)
+        tok = prepare_tokenizer(tokenizer or p.tokenizer, list_files(sources), mixture=mixture)
         out.mkdir(parents=True, exist_ok=True)
         tok_file.write_text(tok.to_json())
     model["vocab_size"] = tok.vocab_size
     cfg = TrainConfig(model=model, train=sources, valid=list(valid), out=str(out), name=name or out.name,
                       steps=steps, batch=batch, lr=lr, warmup=warmup, seed=seed, eval_every=eval_every,
                       eval_tokens=eval_tokens, ckpt_every=eval_every, device=device, threads=threads,
-                      extra={"preset": preset}, mix=mix.to_dict() if mix else None)
+                      extra={"preset": preset}, mixture=mixture.to_dict() if mixture else None)
     with reporter(steps, quiet, not no_progress) as log:
         path = train(cfg, tok, log)
     meta = json.loads((path / "config.json").read_text())

@@ -31,7 +31,7 @@ def header_record(name: str, size: int, heads: list[fmt.Header]) -> dict:
         "blocks": len(heads), "stored_blocks": len(heads) - len(coded), "block_size": h.block_size or None,
         "tokens": sum(x.n_tokens for x in coded), "segments": h.n_segments, "segment_length": h.segment_length,
         "groups": h.groups, "mix": h.mix, "adapt": h.adapt,
-        "adapt_lr": h.adapt_lr if h.adapt else None, "adapt_block": h.adapt_block if h.adapt else None,
+        "adapt_lr": h.adapt_lr if h.adapt else None, "adapt_steps": h.adapt_steps if h.adapt else None,
         "seed": h.seed, "crlf": h.crlf,
         "arithmetic": "stored" if not coded else versions.ARITHMETICS[h.arith].words,
     }
@@ -53,7 +53,7 @@ def layout_line(r: dict) -> str:
                      + (f" ({r['stored_blocks']} stored)" if r["stored_blocks"] else ""))
     parts += ["CRLF"] * r["crlf"] + ["mix"] * r["mix"]
     if r["adapt"]:
-        parts.append(f"adapt lr {r['adapt_lr']:g} block {r['adapt_block']}")
+        parts.append(f"adapt lr {r['adapt_lr']:g} every {r['adapt_steps']} steps")
     if r["seed"] is not None:
         parts.append(f"random weights seed {r['seed']}")
     return ", ".join([*parts, f"arithmetic {r['arithmetic']}"])

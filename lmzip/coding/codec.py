@@ -106,7 +106,7 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
     inp = torch.full((B,), pred.bos, dtype=torch.long, device=settings.device)
     done, total = 0, int(lengths.sum())
     # a pass must not span a learning step: blocks that are whole numbers of passes, or single steps
-    ahead = known is not None and hasattr(pred, "steps") and (learner is None or learner.cfg.block % AHEAD == 0)
+    ahead = known is not None and hasattr(pred, "steps") and (learner is None or learner.cfg.steps % AHEAD == 0)
     if ahead:  # what step t is fed: BOS, then the previous token (0 past a segment's end, as below)
         feed = np.concatenate([np.full((B, 1), pred.bos, dtype=np.int64), known[:, : L - 1]], axis=1)
     for t in range(L):
@@ -205,7 +205,7 @@ def header(data: bytes, model: LoadedModel, settings: Settings, **where) -> Head
     head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name, arith=settings.arith,
                   mix=settings.mix, seed=model.seed, mix_level=settings.mix_level if settings.mix else 0, **where)
     if settings.adapt:
-        head.adapt_optimizer, head.adapt_block = settings.adapt.optimizer, settings.adapt.block
+        head.adapt_optimizer, head.adapt_steps = settings.adapt.optimizer, settings.adapt.steps
         head.adapt_lr = float(np.float32(settings.adapt.lr))
     return head
 
@@ -266,7 +266,7 @@ def _sizes(lengths: np.ndarray, bounds: list[tuple[int, int]]) -> list[int]:
 
 def settings_of(head: Header, device: str = "cpu") -> Settings:
     """What a file was coded with, as the decoder must repeat it (``device``: exact files only)."""
-    adapt = AdaptConfig(head.adapt_lr, head.adapt_block, head.adapt_optimizer) if head.adapt else None
+    adapt = AdaptConfig(head.adapt_lr, head.adapt_steps, head.adapt_optimizer) if head.adapt else None
     counts = next(a for a, learning in LEARNING.items() if head.arith in (a, learning))
     return Settings(mix=head.hybrid, adapt=adapt, seed=head.seed, device=device, counts_arith=counts,
                     mix_level=head.mix_level or MIX_LEVEL, match=head.mix and not head.hybrid)

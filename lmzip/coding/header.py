@@ -72,7 +72,7 @@ class Header:
     groups: int = 1
     adapt_optimizer: str = ""  # "" = no adaptation
     adapt_lr: float = 0.0
-    adapt_block: int = 0
+    adapt_steps: int = 0
     seed: int | None = None  # None = trained weights; else a preset with these random weights
     version: int = VERSION
     block: int = 0  # this frame's block number (version 9)
@@ -120,7 +120,7 @@ class Header:
         if self.version >= 9:
             body += _BLOCK.pack(self.block, self.block_size)
         if self.adapt:
-            body += _ADAPT.pack(_code(OPTIMIZERS, self.adapt_optimizer), self.adapt_lr, self.adapt_block)
+            body += _ADAPT.pack(_code(OPTIMIZERS, self.adapt_optimizer), self.adapt_lr, self.adapt_steps)
         if self.seed is not None:
             body += _SEED.pack(self.seed)
         return body + struct.pack("<I", zlib.crc32(body))
@@ -192,8 +192,8 @@ def parse_header(blob: bytes) -> Header:
         h.last = bool(flags & FLAG_LAST)
         at += _BLOCK.size
     if flags & FLAG_ADAPT:
-        opt, h.adapt_lr, h.adapt_block = _ADAPT.unpack_from(blob, at)
-        if opt not in OPTIMIZERS or h.adapt_block == 0 or not 0 < h.adapt_lr < float("inf"):
+        opt, h.adapt_lr, h.adapt_steps = _ADAPT.unpack_from(blob, at)
+        if opt not in OPTIMIZERS or h.adapt_steps == 0 or not 0 < h.adapt_lr < float("inf"):
             raise FormatError("unsupported adaptation settings in the header (written by a newer lmzip?)")
         h.adapt_optimizer = OPTIMIZERS[opt]
     if flags & FLAG_SEED:

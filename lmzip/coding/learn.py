@@ -84,17 +84,17 @@ class Learner:
 
     def due(self, t: int) -> bool:
         """Whether a learning step follows coded step ``t``."""
-        return (t + 1) % self.cfg.block == 0
+        return (t + 1) % self.cfg.steps == 0
 
     def learn(self, toks: np.ndarray, lengths: np.ndarray, t: int) -> None:
         """One step on steps t-block+1..t of every segment that has tokens there; rebuilds ``pred``."""
-        lo = t + 1 - self.cfg.block
+        lo = t + 1 - self.cfg.steps
         rows = np.flatnonzero(lengths > lo)
         y = toks[rows, lo : t + 1]
         x = np.empty_like(y)
         x[:, 1:] = y[:, :-1]
         x[:, 0] = toks[rows, lo - 1] if lo > 0 else self.pred.bos
-        mask = (lo + np.arange(self.cfg.block))[None, :] < lengths[rows, None]
+        mask = (lo + np.arange(self.cfg.steps))[None, :] < lengths[rows, None]
         w = torch.from_numpy(mask.reshape(-1).astype(np.float64) / float(mask.sum()))  # the mean over coded tokens
         with detfloat.products(2 if ARITHMETICS[self.arith].quant.int8 else 1):  # 4 and 7 learn with int8 limbs
             grads = self.grads(self.module, torch.from_numpy(x), torch.from_numpy(y).reshape(-1), w)

@@ -50,7 +50,7 @@ class AdaptConfig:
     """What the header records about learning while coding."""
 
     lr: float = 3e-4
-    block: int = 32  # coded steps between two optimizer steps
+    steps: int = 32  # coded steps between two optimizer steps
     optimizer: str = "adam"
 
 
@@ -58,7 +58,7 @@ class AdaptConfig:
 # wide batches (FINE_TUNE); seeded random weights learn faster with larger, more frequent steps
 # over few long segments (more sequential optimizer steps: 2.86 bpb for lstm-nano).
 FINE_TUNE = AdaptConfig()
-FROM_SCRATCH = AdaptConfig(lr=3e-3, block=8)
+FROM_SCRATCH = AdaptConfig(lr=3e-3, steps=8)
 SCRATCH_ROWS = 16  # segments side by side when learning from scratch
 # One group by default: one model learns from every segment. Two groups are two models, each learning
 # half the file, that take as many sequential steps as one (the rows, not the steps, are split), so on
@@ -108,15 +108,17 @@ class Settings:
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
-             adapt_block: int | None = None, seed: int | None = None, segment: int | None = None,
-             rows: int | None = None, groups: int | None = None, device: str = "cpu",
+             adapt_steps: int | None = None, seed: int | None = None, segment: int | None = None,
+             adapt_block: int | None = None, rows: int | None = None, groups: int | None = None, device: str = "cpu",
              threads: int | None = None, block_size: int | None = None, counting: int | None = None,
              tables: int | None = None, lead: int | None = None, trial: str | None = None) -> Settings:
-        """The settings for these options, every default applied here and nowhere else."""
-        if adapt_block is not None and not 1 <= adapt_block <= 65535 or adapt_lr is not None and not adapt_lr > 0:
-            raise ValueError("--adapt-block must be 1..65535 and --adapt-lr positive")
-        if (adapt_block is not None or adapt_lr is not None) and not adapt:
-            raise ValueError("--adapt-lr and --adapt-block need --adapt")
+        """The settings for these options, every default applied here and nowhere else (``adapt_block``: the
+        former name of ``adapt_steps``)."""
+        adapt_steps = adapt_block if adapt_steps is None else adapt_steps
+        if adapt_steps is not None and not 1 <= adapt_steps <= 65535 or adapt_lr is not None and not adapt_lr > 0:
+            raise ValueError("--adapt-steps must be 1..65535 and --adapt-lr positive")
+        if (adapt_steps is not None or adapt_lr is not None) and not adapt:
+            raise ValueError("--adapt-lr and --adapt-steps need --adapt")
         if seed is not None and not adapt:
             raise ValueError("--seed needs --adapt (random weights that never learn predict nothing)")
         if segment is not None and segment < 1 or groups is not None and groups < 1 or rows is not None and rows < 1:
@@ -136,7 +138,7 @@ class Settings:
         cfg = None
         if adapt:
             base = FROM_SCRATCH if seed is not None else FINE_TUNE
-            cfg = AdaptConfig(adapt_lr or base.lr, adapt_block or base.block)
+            cfg = AdaptConfig(adapt_lr or base.lr, adapt_steps or base.steps)
         counts = ARITH_EXACT
         if seed is not None:  # learning from scratch: unless told otherwise, few long segments in one group
             rows = SCRATCH_ROWS if rows is None and segment is None else rows

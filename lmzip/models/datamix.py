@@ -41,7 +41,7 @@ class Source:
 
 
 @dataclass(frozen=True)
-class Mix:
+class Mixture:
     """Sources with weights that sum to 1 (as written in a training run's record)."""
 
     name: str
@@ -52,7 +52,7 @@ class Mix:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Mix:
+    def from_dict(cls, d: dict[str, Any]) -> Mixture:
         """Rebuild a mix from its JSON form."""
         return cls(d["name"], [Source(**s) for s in d["sources"]])
 
@@ -65,7 +65,7 @@ class Mix:
         return [f for s in self.sources for f in s.valid]
 
 
-def load_mix(path: str | Path, root: str | Path | None = None) -> Mix:
+def load_mixture(path: str | Path, root: str | Path | None = None) -> Mixture:
     """Read and check a mix file; paths resolve against ``root`` (default: the file's own ``root``)."""
     path = Path(path)
     try:
@@ -100,10 +100,10 @@ def load_mix(path: str | Path, root: str | Path | None = None) -> Mix:
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
         raise LmzipError(f"{path}: two sources share a name")
-    return Mix(d.get("name", path.stem), [Source(s.name, s.train, s.valid, s.weight / total) for s in sources])
+    return Mixture(d.get("name", path.stem), [Source(s.name, s.train, s.valid, s.weight / total) for s in sources])
 
 
-def sample_docs(mix: Mix, sample_bytes: int) -> Iterator[bytes]:
+def sample_docs(mix: Mixture, sample_bytes: int) -> Iterator[bytes]:
     """An even sample of each source, ``weight * sample_bytes`` bytes of it (to learn a tokenizer on)."""
     for s in mix.sources:
         per_file = max(1, int(sample_bytes * s.weight) // len(s.train))
@@ -113,7 +113,7 @@ def sample_docs(mix: Mix, sample_bytes: int) -> Iterator[bytes]:
 
 
 @dataclass
-class MixTokens:
+class MixtureTokens:
     """Every source's tokens back to back (``offsets``), their validation tokens and weights."""
 
     names: list[str]
@@ -123,7 +123,7 @@ class MixTokens:
     weights: np.ndarray
 
 
-def load_tokens(mix: Mix, tok, cache: Path | None) -> MixTokens:
+def load_tokens(mix: Mixture, tok, cache: Path | None) -> MixtureTokens:
     """Tokenize each source (cached) and split off its validation tokens."""
     parts, valid = [], []
     for s in mix.sources:
@@ -136,14 +136,14 @@ def load_tokens(mix: Mix, tok, cache: Path | None) -> MixTokens:
         parts.append(t)
         valid.append(v)
     offsets = np.cumsum([0] + [len(p) for p in parts])
-    return MixTokens([s.name for s in mix.sources], np.concatenate(parts), offsets, valid,
+    return MixtureTokens([s.name for s in mix.sources], np.concatenate(parts), offsets, valid,
                      np.array([s.weight for s in mix.sources]))
 
 
-class MixBatches:
+class MixtureBatches:
     """Deterministic batches over a mix: each row's source drawn by weight, then as train.Batches."""
 
-    def __init__(self, data: MixTokens, batch: int, context: int, seed: int, bos: int, streams: bool):
+    def __init__(self, data: MixtureTokens, batch: int, context: int, seed: int, bos: int, streams: bool):
         self.data, self.B, self.T, self.seed, self.bos, self.streams = data, batch, context, seed, bos, streams
         if any(n <= context + 2 for n in np.diff(data.offsets)):
             raise LmzipError("a source of the mix is shorter than the context")
@@ -190,7 +190,7 @@ class MixBatches:
         self.src[:], self.pos[:], self.fresh[:] = d["src"], d["pos"], d["fresh"]
 
 
-def evaluate_kinds(data: MixTokens, bpb: Callable[[np.ndarray], float]) -> tuple[float, dict[str, float]]:
+def evaluate_kinds(data: MixtureTokens, bpb: Callable[[np.ndarray], float]) -> tuple[float, dict[str, float]]:
     """Validation bits per byte of every kind, and their mean weighted as the mix draws them."""
     kinds = {name: bpb(v) for name, v in zip(data.names, data.valid, strict=True)}
     return float(sum(w * kinds[n] for n, w in zip(data.names, data.weights, strict=True))), kinds

@@ -48,20 +48,33 @@ class TrainConfig:
     device: str = "cpu"
     threads: int = 1
     bf16: bool = True  # autocast for the forward/backward (weights stay fp32)
-    mix: dict[str, Any] | None = None  # a datamix.Mix as a dict: sources drawn by weight, validated per kind
+    mixture: dict[str, Any] | None = None  # a datamix.Mixture as a dict: sources drawn by weight, validated per kind
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _mixture_of(saved: dict[str, Any]) -> dict[str, Any] | None:
+    """A saved run config's training mixture (runs before lmzip 0.8 saved it as "mix")."""
+    return saved.get("mixture", saved.get("mix"))
+
+
+def _config(text: str) -> TrainConfig:
+    """A run's saved TrainConfig (its JSON), older runs' field names read too."""
+    saved = json.loads(text)
+    saved["mixture"] = _mixture_of(saved)
+    saved.pop("mix", None)
+    return TrainConfig(**saved)
+
+
 def prepare_tokenizer(spec: str, files: list[Path], sample_bytes: int = 24 << 20,
-                      mix: datamix.Mix | None = None) -> Tokenizer:
+                      mixture: datamix.Mixture | None = None) -> Tokenizer:
     """``bytes``, ``bpe<N>`` or ``ubpe<N>`` (pieces along UTF-8 characters), learned on an even sample
-    of the files (of a mix's sources, by weight), or a tokenizer JSON path."""
+    of the files (of a mixture's sources, by weight), or a tokenizer JSON path."""
     if spec == "bytes":
         return ByteTokenizer()
     kind, _, n = spec.partition("bpe")
     if kind in ("", "u") and n.isdigit():
-        if mix is not None:
-            return train_bpe(datamix.sample_docs(mix, sample_bytes), int(n), SPLIT_UTF8 if kind else SPLIT)
+        if mixture is not None:
+            return train_bpe(datamix.sample_docs(mixture, sample_bytes), int(n), SPLIT_UTF8 if kind else SPLIT)
         per_file = max(1, sample_bytes // max(1, len(files)))
         docs: list[bytes] = []
         for f in files:
@@ -198,8 +211,8 @@ def train(cfg: TrainConfig, tok: Tokenizer, on_log: Callable[[dict[str, Any]], N
     run.mkdir(parents=True, exist_ok=True)
     if ranks.main:
         before = run / "train_config.json"
-    if (run / "ckpt.json").exists() and before.exists() and json.loads(before.read_text()).get("mix") != cfg.mix:
-        raise LmzipError(f"{run}: the run was started with another training mix; resume it with the same one")
+    if (run / "ckpt.json").exists() and before.exists() and _mixture_of(json.loads(before.read_text())) != cfg.mixture:
+        raise LmzipError(f"{run}: the run was started with another training mixture; resume it with the same one")
     (run / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
     dev = ranks.device  # cfg.device, or this rank's GPU
     mcfg: ModelConfig = config_from_dict(cfg.model)
@@ -210,13 +223,13 @@ def train(cfg: TrainConfig, tok: Tokenizer, on_log: Callable[[dict[str, Any]], N
     opt = _optimizer(model, cfg)
     is_lstm = isinstance(model, LSTMModel)
     with ranks.first():  # rank 0 fills the token cache, the others read it
-        mixed = datamix.load_tokens(datamix.Mix.from_dict(cfg.mix), tok, cache) if cfg.mix else None
+        mixed = datamix.load_tokens(datamix.Mixture.from_dict(cfg.mixture), tok, cache) if cfg.mixture else None
         if mixed is None:
             tokens = tokenize_files(train_files, tok, cache)
             vtokens = tokenize_files(valid_files, tok, cache) if valid_files else None
     if mixed is not None:
         tokens = mixed.tokens
-        batches: Batches | datamix.MixBatches = datamix.MixBatches(mixed, cfg.batch, mcfg.context, cfg.seed,
+        batches: Batches | datamix.MixtureBatches = datamix.MixtureBatches(mixed, cfg.batch, mcfg.context, cfg.seed,
                                                                     model.bos, is_lstm)
     else:
         if vtokens is None:  # no validation files: hold out the last 2% of the training tokens
@@ -276,7 +289,7 @@ def export_checkpoint(run: Path, tok: Tokenizer) -> Path:
     run = Path(run)
     if not (run / "ckpt.json").exists():
         raise LmzipError(f"{run}: no checkpoint to export")
-    cfg = TrainConfig(**json.loads((run / "train_config.json").read_text()))
+    cfg = _config((run / "train_config.json").read_text())
     model = build_model(config_from_dict(cfg.model))
     step, _, history = _load_ckpt(run, model, _optimizer(model, cfg), Batches(np.zeros(1 << 12, np.uint16), cfg,
                                                                                 model.bos, False))
@@ -303,8 +316,8 @@ def export(run: Path, model, tok, cfg: TrainConfig, history, train_files, tokens
             "bytes_per_token": bytes_per_token,
             "valid_bpb": vals[-1]["valid_bpb"] if vals else None,
             "valid_kinds": vals[-1].get("valid_kinds") if vals else None,
-            "mix": cfg.mix,
-            "config": {k: v for k, v in asdict(cfg).items() if k not in ("train", "valid", "out", "mix")},
+            "mixture": cfg.mixture,
+            "config": {k: v for k, v in asdict(cfg).items() if k not in ("train", "valid", "out", "mixture")},
         },
     }
     out = run / "model"

@@ -100,11 +100,20 @@ def test_test_and_list(run, work):
 
 
 def test_an_adapt_file_is_listed_with_the_learning_arithmetic(run, work):
-    run("compress", "-m", "tiny-gpt", "--adapt", "--adapt-block", "8", "a.txt")
+    run("compress", "-m", "tiny-gpt", "--adapt", "--adapt-steps", "8", "a.txt")
     r = run("list", "--json", "a.txt.lmz")
     learning = "exact integer v3 (int8), the window shifted, learning in deterministic float64 v2 (int8 products)"
     assert f'"arithmetic": "{learning}"' in r.stdout
     assert '"adapt": true' in r.stdout and "threads" not in r.stdout
+    assert '"adapt_steps": 8' in r.stdout
+
+
+def test_the_former_option_name_still_works_and_is_not_listed(run, work):
+    """--adapt-block was renamed --adapt-steps ("block" is the input block): a hidden alias."""
+    r = run("compress", "-m", "tiny-gpt", "--adapt", "--adapt-block", "6", "a.txt")
+    assert r.exit_code == 0
+    assert '"adapt_steps": 6' in run("list", "--json", "a.txt.lmz").stdout
+    assert "--adapt-block" not in run("compress", "--help").stdout
 
 
 @pytest.mark.parametrize(
@@ -201,7 +210,7 @@ def test_learn_from_scratch_round_trips_through_the_cli(tmp_path, monkeypatch):
     assert "random weights seed 5" in r.output
     head = fmt.unpack((tmp_path / "a.txt.lmz").read_bytes())[0]
     # from scratch it defaults to the benchmark's +scratch settings: few long segments, larger steps
-    assert (head.adapt_lr, head.adapt_block) == (pytest.approx(3e-3), 8)
+    assert (head.adapt_lr, head.adapt_steps) == (pytest.approx(3e-3), 8)
     assert head.segment_length == -(-head.n_tokens // 16)
     assert head.groups == 1  # ...but from scratch one model learns from every segment
     src.unlink()
@@ -213,7 +222,7 @@ def test_learn_from_scratch_round_trips_through_the_cli(tmp_path, monkeypatch):
 def test_adapt_settings_need_adapt_and_sane_values(tmp_path):
     src = tmp_path / "a.txt"
     src.write_bytes(b"hello")
-    for args, message in ((["--adapt-lr", "1e-3"], "need --adapt"), (["--adapt", "--adapt-block", "0"], "1..65535"),
+    for args, message in ((["--adapt-lr", "1e-3"], "need --adapt"), (["--adapt", "--adapt-steps", "0"], "1..65535"),
                           (["--adapt", "--adapt-lr", "-1"], "--adapt-lr positive")):
         r = CliRunner().invoke(main, ["compress", *args, str(src)])
         assert r.exit_code == 1 and message in r.output, args

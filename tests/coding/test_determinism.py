@@ -136,7 +136,7 @@ def test_the_encoders_passes_give_the_counts_of_single_steps(gpt_model):
 def test_learning_while_coding_does_not_depend_on_the_thread_count(gpt_model):
     from dataclasses import replace
 
-    settings = Settings.make(adapt=True, adapt_block=4, segment=100)
+    settings = Settings.make(adapt=True, adapt_steps=4, segment=100)
     one, head, _ = codec.encode(TEXT[:300], gpt_model, settings)
     two = codec.encode(TEXT[:300], gpt_model, replace(settings, threads=2))[0]
     assert one == two and head.arith == ARITH_LEARN

@@ -146,14 +146,14 @@ def test_group_streams_round_trip_and_reject_bad_tables():
 
 def test_adapt_fields_round_trip():
     h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, arith=2,
-                   adapt_optimizer="adam", adapt_lr=0.25, adapt_block=32, payload_length=0)
+                   adapt_optimizer="adam", adapt_lr=0.25, adapt_steps=32, payload_length=0)
     back, _ = fmt.unpack(h.pack())
     assert back == h and back.size == h.size == 62 + 1 + 8 + 7 + 4
 
 
 def test_a_machine_bound_file_of_0_2_0_is_refused_with_one_line():
     h = fmt.Header(5, 1, model_name="m", n_tokens=4, segment_length=4, arith=2,
-                   adapt_optimizer="adam", adapt_lr=0.25, adapt_block=32, payload_length=0)
+                   adapt_optimizer="adam", adapt_lr=0.25, adapt_steps=32, payload_length=0)
     blob = bytearray(h.pack())
     blob[6:11] = bytes([0, 0, 0, 1, 2])  # arithmetic 0 on cpu, float32, 1 thread, avx2: as 0.2.0 wrote it
     blob[-4:] = struct.pack("<I", zlib.crc32(bytes(blob[:-4])))
@@ -163,7 +163,7 @@ def test_a_machine_bound_file_of_0_2_0_is_refused_with_one_line():
 
 def test_seed_field_round_trips():
     h = fmt.Header(5, 1, model_name="gpt-nano", n_tokens=4, segment_length=4, arith=2, adapt_optimizer="adam",
-                   adapt_lr=0.25, adapt_block=32, seed=2**63 - 5, payload_length=0)
+                   adapt_lr=0.25, adapt_steps=32, seed=2**63 - 5, payload_length=0)
     back, _ = fmt.unpack(h.pack())
     assert back == h and back.size == h.size == 62 + 8 + 8 + 7 + 8 + 4
 

@@ -119,14 +119,14 @@ def cases(threads: int = 1) -> dict:
         out[f"{arch}-static"] = (text, model, Settings(segment=128, threads=threads))
         out[f"{arch}-mix"] = (text * 2, model, Settings(mix=True, segment=250, threads=threads, mix_level=MIXED))
         out[f"{arch}-groups"] = (text, model, Settings(segment=100, groups=3, threads=threads))
-        out[f"{arch}-adapt"] = (text, model, Settings.make(adapt=True, adapt_block=8, segment=150, threads=threads))
+        out[f"{arch}-adapt"] = (text, model, Settings.make(adapt=True, adapt_steps=8, segment=150, threads=threads))
         out[f"{arch}-scratch"] = (text, registry.scratch(f"{arch}-nano", 3),
                                   replace(Settings.make(adapt=True, mix=True, seed=3, segment=300, threads=threads),
                                           mix_level=MIXED))
     for name in ("gpt-wide", "lstm-wide"):
         out[f"{name}-mix"] = (alice, registry.load(name), Settings(mix=True, segment=300, threads=threads,
                                                                    mix_level=MIXED))
-        out[f"{name}-adapt"] = (alice[:400], registry.load(name), Settings.make(adapt=True, adapt_block=16,
+        out[f"{name}-adapt"] = (alice[:400], registry.load(name), Settings.make(adapt=True, adapt_steps=16,
                                                                               threads=threads))
     out["counting"] = (alice, None, Settings.make(counting=1, threads=threads))  # lmzip.cm: the file's digest
     out["counting-heavy"] = (alice, None, Settings.make(counting=7, threads=threads))  # cm version 3's models
