@@ -1,10 +1,12 @@
 """Regenerate the generated sections of README.md and benchmarks/README.md from the committed JSON (never by hand).
 
-    python benchmarks/update_readme.py
+    python benchmarks/update_readme.py            # rewrite the generated sections
+    python benchmarks/update_readme.py --check    # exit 1 naming a stale page, writing nothing
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -183,7 +185,24 @@ def updated(readme: str, page: Path = PAGES[0]) -> str:
     return readme
 
 
-if __name__ == "__main__":
+def main() -> int:
+    """Rewrite the pages' generated sections, or with --check only say which page is stale (exit status 1)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page would change")
+    args = ap.parse_args()
+    if not (RESULTS / "results.json").exists():
+        sys.stderr.write(f"{(RESULTS / 'results.json').relative_to(ROOT)} is missing: run `make bench`\n")
+        return 1
+    if args.check:
+        stale = [p for p in PAGES if updated(p.read_text(), p) != p.read_text()]
+        for page in stale:
+            sys.stderr.write(f"{page.relative_to(ROOT)} is stale: run python benchmarks/update_readme.py\n")
+        return 1 if stale else 0
     for path in PAGES:
         path.write_text(updated(path.read_text(), path))
     sys.stderr.write("generated sections of README.md and benchmarks/README.md regenerated\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
