@@ -5,8 +5,8 @@
 Every compressor × file of the default suite (the first --limit bytes of each) is compressed in one Ray
 task and decompressed in another (as `lmzip bench --ray`), on a local instance offering that many CPUs,
 then (--nodes) on a cluster of that many nodes of one CPU each on loopback, a head and the others joined
-to it (`ray start`, as the tests' cluster), where every row is decompressed on another node than it was
-compressed on. Every row is verified. Writes benchmarks/results/ray-scaling.{json,md}.
+to it (`ray start`: lmzip.bench.loopback, as the tests' cluster), where every row is decompressed on another
+node than it was compressed on. Every row is verified. Writes benchmarks/results/ray-scaling.{json,md}.
 """
 
 from __future__ import annotations
@@ -14,16 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # the tests' loopback cluster
+from lmzip.bench import cluster
+from lmzip.bench import runner as bench
+from lmzip.bench.loopback import environment, loopback_cluster
 
-from lmzip.bench import cluster  # noqa: E402
-from lmzip.bench import runner as bench  # noqa: E402
-from tests.ray_head import environment, loopback_cluster  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:
