@@ -93,6 +93,19 @@ def _alarm(signum, frame):
     raise Hang()
 
 
+def golden_model(name: str):
+    """The model golden file ``name`` was written with: the tiny golden model saved beside it in tests/data, or
+    for learning from scratch the seeded random weights of the preset its header names."""
+    from lmzip.coding import format as fmt
+    from lmzip.models import registry
+    from lmzip.models.checkpoint import load_model
+
+    head = fmt.parse_header((DATA / name).read_bytes())
+    if head.seed is not None:
+        return registry.scratch(head.model_name, head.seed)
+    return load_model(DATA / f"golden-{name.split('-')[1]}")
+
+
 _FILES: dict = {}
 _WHOLE: dict = {}  # (file, a prefix of it that is a whole file) -> what that prefix decodes to
 
@@ -104,10 +117,8 @@ def _init(names: list[str]) -> None:
 
     cores = sorted(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {cores[(current_process()._identity or (1,))[0] % len(cores)]})
-    sys.path.insert(0, str(ROOT))
     import lmzip
     from lmzip.coding import format as fmt
-    from tests.make_golden import golden_model
 
     signal.signal(signal.SIGALRM, _alarm)
     for name in names:
@@ -116,8 +127,7 @@ def _init(names: list[str]) -> None:
         head = fmt.parse_header(blob)  # the first block's
         model = None  # counting frames need none; a golden file's model decodes the rest
         for part in (p for p in parts if p.startswith("golden-")):
-            arch = part.split("-")[1]
-            model = golden_model(arch, part[len("golden-" + arch) : part.rindex("-v")])
+            model = golden_model(part)
         t0 = time.perf_counter()
         original = lmzip.decompress(blob, model=model, jobs=1)
         _FILES[name] = (blob, head.size, model, original, time.perf_counter() - t0)
