@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import signal
 import struct
 import sys
@@ -30,8 +29,9 @@ from collections import Counter
 from multiprocessing import get_context
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "tests" / "data"
+from common import RESULTS, ROOT, peak_mib, write_json
+
+DATA = ROOT / "tests" / "data"  # the golden files (data: read, never imported)
 LIMIT_MIB = 2048
 KINDS = ["flip", "flip-header", "truncate", "overwrite", "craft"]
 HOSTILE = [0, 1, 2, 3, 255, 2**16 - 1, 2**24, 10**6, 2**31 - 1, 2**32 - 1, 2**40, 2**63 - 1, 2**64 - 1]
@@ -186,7 +186,7 @@ def run_one(job: tuple[str, int, int]) -> tuple[str, str, str, int, str]:
         outcome, detail = "traceback", f"{type(e).__name__}: {e}"[:200]
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > LIMIT_MIB * 1024 and outcome != "over 2 GB":
+    if peak_mib() > LIMIT_MIB and outcome != "over 2 GB":
         outcome, detail = "over 2 GB", outcome
     return name, kind, outcome, i, detail
 
@@ -197,7 +197,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--files", help="golden files (comma-separated; default every golden file of this format version)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fuzz.json"))
+    ap.add_argument("--out", default=str(RESULTS / "fuzz.json"))
     args = ap.parse_args()
     from lmzip.coding.format import VERSION
 
@@ -225,7 +225,7 @@ def main() -> None:
               "seed": args.seed, "seconds": round(time.time() - t0), "outcomes": dict(total),
               "by_file": {n: dict(c) for n, c in counts.items()}, "by_kind": {k: dict(c) for k, c in by_kind.items()},
               "not_clean": bad[:200]}
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    write_json(Path(args.out), result)
     print(json.dumps(result["outcomes"]))
 
 

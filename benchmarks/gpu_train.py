@@ -24,10 +24,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from frontier import BPE, TRAIN, VALID  # noqa: E402 - the same training files and BPE as every shipped model
+from common import ROOT
+from frontier import BPE, TRAIN, VALID  # the same training files and BPE as every shipped model
 
 PAIRS = {"gpt-wide": "lstm-wide", "lstm-wide": "gpt-wide", "gpt-large": "lstm-large", "lstm-large": "gpt-large"}
 PROBE = (30, 130)  # steps between which speed is measured, inside the 200-step warm-up

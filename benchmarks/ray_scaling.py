@@ -17,11 +17,11 @@ import os
 import time
 from pathlib import Path
 
+from common import RESULTS, write_json, write_md
+
 from lmzip.bench import cluster
 from lmzip.bench import runner as bench
 from lmzip.bench.loopback import environment, loopback_cluster
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:
@@ -30,7 +30,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=2, help="a loopback cluster of this many nodes (0: none)")
     ap.add_argument("--compressors", default="xz,ppmd-o8,cm,lstm-wide")
     ap.add_argument("--limit", type=int, default=200_000)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks/results/ray-scaling"))
+    ap.add_argument("--out", default=str(RESULTS / "ray-scaling"))
     args = ap.parse_args()
     names = args.compressors.split(",")
     sources = bench.corpus_sources(bench.bundled_corpus(), bench.DEFAULT_FILES, args.limit)
@@ -60,7 +60,7 @@ def main() -> None:
         r["efficiency"] = round(base / (r["wall_s"] * r["workers"]), 2)
     out = Path(args.out)
     meta = {"compressors": names, "files": len(sources), "limit": args.limit, "cores": os.cpu_count()}
-    out.with_suffix(".json").write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
+    write_json(out.with_suffix(".json"), {**meta, "rows": rows})
     lines = [f"`lmzip bench` as Ray tasks on a local instance of N CPUs ({os.cpu_count()} cores here): "
              f"{', '.join(names)} × the {len(sources)} default files (first {args.limit:,} bytes each), "
              "each compressed in one task and decompressed in another, every row verified; wall time includes "
@@ -71,7 +71,7 @@ def main() -> None:
              "|---:|---|---:|---:|---:|---:|---:|"]
     lines += [f"| {r['workers']} | {r['setup']} | {r['wall_s']} | {r['verified']}/{r['tasks']} | {r['crossed']} | "
               f"{r['speedup']} | {r['efficiency']} |" for r in rows]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    write_md(out.with_suffix(".md"), lines)
     print("\n".join(lines))
 
 

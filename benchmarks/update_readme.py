@@ -12,23 +12,25 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results" / "default"
+from common import RESULTS as OUT
+from common import ROOT
+
+RESULTS = OUT / "default"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 FSTART, FEND = "<!-- frontier:start -->", "<!-- frontier:end -->"
 LSTART, LEND = "<!-- learning:start -->", "<!-- learning:end -->"
-LEARNING = ROOT / "benchmarks" / "results" / "learning"
+LEARNING = OUT / "learning"
 RSTART, REND = "<!-- roundtrips:start -->", "<!-- roundtrips:end -->"
-ROUNDTRIP = ROOT / "benchmarks" / "results" / "roundtrip"
+ROUNDTRIP = OUT / "roundtrip"
 MODES = ("static", "mix", "adapt", "adapt+mix", "scratch")  # roundtrip.sh's modes, in the tables' order
 LEARN_FILES = ("alice29.txt", "book1", "tinyshakespeare.txt", "enwik6")  # issue 5: against PPMd order 8
 PSTART, PEND = "<!-- portability:start -->", "<!-- portability:end -->"
-PORTABILITY = ROOT / "benchmarks" / "results" / "portability" / "comparison.md"  # benchmarks/portability.py
+PORTABILITY = OUT / "portability" / "comparison.md"  # benchmarks/portability.py
 KSTART, KEND = "<!-- kinds:start -->", "<!-- kinds:end -->"
-KINDS = [ROOT / "benchmarks" / "results" / f for f in ("vocab.md", "kinds.md")]  # benchmarks/vocab.py, kinds.py
+KINDS = [OUT / f for f in ("vocab.md", "kinds.md")]  # benchmarks/vocab.py, kinds.py
 VSTART, VEND = "<!-- levels:start -->", "<!-- levels:end -->"
-LEVELS = ROOT / "benchmarks" / "results" / "levels.md"  # benchmarks/levels.py
-FULL = ROOT / "benchmarks" / "results" / "shared-full-wide" / "results.json"  # xz and gpt-wide, whole files
+LEVELS = OUT / "levels.md"  # benchmarks/levels.py
+FULL = OUT / "shared-full-wide" / "results.json"  # xz and gpt-wide, whole files
 FULL_LSTM = FULL.parent.parent / "shared-full-lstm" / "results.json"  # ppmd-o8 among them
 
 
@@ -45,7 +47,7 @@ def section() -> str:
 
 def frontier_section() -> str:
     """The design comparison table (benchmarks/frontier.py) between the frontier markers."""
-    table = (ROOT / "benchmarks" / "results" / "frontier.md").read_text()
+    table = (OUT / "frontier.md").read_text()
     return (f"{FSTART}\n{table}\n"
             "![validation bits per byte against coding speed, equal budget](benchmarks/results/frontier.png)\n"
             f"{FEND}")
