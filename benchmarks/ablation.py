@@ -10,15 +10,12 @@ bytes of bench files grouped by kind; writes benchmarks/results/ablation.{json,m
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from common import BENCH, RESULTS, write_json, write_md
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH = ROOT.parent / "shared" / "corpora" / "bench"
 KINDS = {
     "English prose": ["canterbury/alice29.txt", "canterbury/asyoulik.txt"],
     "source code": ["calgary/progc", "calgary/progp", "canterbury/fields.c"],
@@ -34,9 +31,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=100_000, help="bytes of each file")
     ap.add_argument("--model", default="gpt-wide")
     ap.add_argument("--level", type=int, default=6, help="counting level (table memory)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
     from lmzip.cm import model as cm
     from lmzip.cm.format import HEAVY
     from lmzip.coding import codec
@@ -73,9 +69,8 @@ def main() -> None:
     rows = {name: {kind: [sum(per[f] for f in files), sum(sizes[f] for f in files)] for kind, files in KINDS.items()}
             for name, per in bits.items()}
     out = Path(args.out)
-    (out / "ablation.json").write_text(json.dumps({"limit": args.limit, "model": args.model, "level": args.level,
-                                                   "kinds": KINDS, "bits": bits, "bytes": sizes,
-                                                   "seconds": seconds}, indent=1) + "\n")
+    write_json(out / "ablation.json", {"limit": args.limit, "model": args.model, "level": args.level,
+                                       "kinds": KINDS, "bits": bits, "bytes": sizes, "seconds": seconds})
     base = rows["counting, every input"]
     lines = [f"What each input adds (benchmarks/ablation.py): bits per byte over the first {args.limit:,} bytes of "
              f"each file, payload only, counting tables of level {args.level}. A row with \"-\" silences one group "
@@ -92,7 +87,7 @@ def main() -> None:
             cells.append(f"{bpb:.3f}" if per is base else f"{bpb:.3f} ({100 * (bpb / ref - 1):+.1f}%)")
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {f'{seconds[name]:.0f}' if name in seconds else '–'} |")
     lines += ["", "Files: " + "; ".join(f"{k}: {', '.join(Path(f).name for f in v)}" for k, v in KINDS.items()) + "."]
-    (out / "ablation.md").write_text("\n".join(lines) + "\n")
+    write_md(out / "ablation.md", lines)
     print("\n".join(lines))
 
 

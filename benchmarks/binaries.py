@@ -8,15 +8,13 @@ Writes benchmarks/results/binaries.{json,md}.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH = ROOT.parent / "shared" / "corpora" / "bench"
+from common import BENCH, RESULTS, ROOT, write_json, write_md
+
 SLICES = {  # name -> (file, first byte, end)
     "geo": ("calgary/geo", 0, None),
     "obj1": ("calgary/obj1", 0, None),
@@ -29,9 +27,8 @@ SLICES = {  # name -> (file, first byte, end)
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--level", type=int, default=9)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
     from lmzip.bench.compressors import Ppmd
 
     lmzip = [str(ROOT / ".venv" / "bin" / "lmzip")]
@@ -53,7 +50,7 @@ def main() -> None:
                          "compress_s": t1 - t0, "decompress_s": t2 - t1, "list": head.strip()})
             print(f"{name}: {len(data)} bytes, -{args.level} {size}, ppmd-o8 {p}, exact {back == data}", flush=True)
     out = Path(args.out)
-    (out / "binaries.json").write_text(json.dumps({"level": args.level, "rows": rows}, indent=1) + "\n")
+    write_json(out / "binaries.json", {"level": args.level, "rows": rows})
     lines = [f"`lmzip -{args.level}` against PPMd order 8 (256 MiB, pyppmd) on binary slices (benchmarks/binaries.py): "
              "whole .lmz files, compressed and decompressed in separate processes, every byte compared. Each block "
              "keeps the smaller of the model mixed with counting and counting alone.", "",
@@ -65,7 +62,7 @@ def main() -> None:
                      f"{r['ppmd_o8']:,} | {8 * r['ppmd_o8'] / r['bytes']:.3f} | "
                      f"{'lmzip' if r['lmzip'] < r['ppmd_o8'] else 'ppmd'} | {'yes' if r['exact'] else 'NO'} | "
                      f"{r['compress_s']:.1f} | {r['decompress_s']:.1f} |")
-    (out / "binaries.md").write_text("\n".join(lines) + "\n")
+    write_md(out / "binaries.md", lines)
     print("\n".join(lines))
 
 

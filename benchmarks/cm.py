@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH = ROOT.parent / "shared" / "corpora" / "bench"
-OUT = ROOT / "benchmarks" / "results"
+from common import BENCH, peak_mib, write_json, write_md
+from common import RESULTS as OUT
 
 
 def files() -> list[Path]:
@@ -31,7 +29,6 @@ def files() -> list[Path]:
 
 def worker(level: int) -> None:
     """Code every file at one level in this process; one JSON line per file, then the peak RSS."""
-    sys.path.insert(0, str(ROOT))
     from lmzip import cm
 
     cm.decompress(cm.compress(b"warm up the compiled loop " * 10, level))
@@ -44,7 +41,7 @@ def worker(level: int) -> None:
         t2 = time.process_time()
         print(json.dumps({"file": str(p.relative_to(BENCH)), "bytes": len(blob), "c_s": t1 - t0, "d_s": t2 - t1,
                           "ok": ok}), flush=True)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = int(peak_mib() * 2**20)  # bytes
     print(json.dumps({"peak_rss": peak, "tables": cm.table_bytes(level)}), flush=True)
 
 
@@ -57,7 +54,6 @@ def run_level(level: int) -> dict:
 
 def classic() -> dict[str, dict[str, int]]:
     """Compressed sizes of xz -9e and PPMd o8 (lmzip's bench classes), round trips checked."""
-    sys.path.insert(0, str(ROOT))
     from lmzip.bench.compressors import Ppmd, Xz
 
     out: dict[str, dict[str, int]] = {"xz": {}, "ppmd-o8": {}}
@@ -92,8 +88,8 @@ def write(sizes: dict[str, int], ref: dict[str, dict[str, int]], levels: dict[in
             "round_trips_ok": all(x["ok"] for x in fs),
             "beats_xz": sum(got[f"cm-L{lv}"][f] < got["xz"][f] for f in names),
             "beats_ppmd": sum(got[f"cm-L{lv}"][f] < got["ppmd-o8"][f] for f in names)})
-    (OUT / "cm.json").write_text(json.dumps({"input_bytes": sizes, "compressed_bytes": got, "summary": summary,
-                                             "levels": {str(k): v for k, v in levels.items()}}, indent=1) + "\n")
+    write_json(OUT / "cm.json", {"input_bytes": sizes, "compressed_bytes": got, "summary": summary,
+                                 "levels": {str(k): v for k, v in levels.items()}})
     lines = ["# lmzip.cm against xz and PPMd", "",
              "benchmarks/cm.py: bits per byte on the 42 bench files (lower is better; **bold** = best of the row). "
              "Speeds are CPU seconds of one core after the numba compile, on a shared 2-core machine under "
@@ -114,7 +110,7 @@ def write(sizes: dict[str, int], ref: dict[str, dict[str, int]], levels: dict[in
         lines.append(f"| -L{lv} | {s['total_bpb']:.3f} | {s['beats_xz']}/42 | {s['beats_ppmd']}/42 | "
                      f"{s['compress_kb_s']} | {s['decompress_kb_s']} | {s['tables_mib']} | {s['peak_rss_mib']} | "
                      f"{'✓' if s['round_trips_ok'] else 'FAILED'} |")
-    (OUT / "cm.md").write_text("\n".join(lines) + "\n")
+    write_md(OUT / "cm.md", lines)
 
 
 def main() -> None:

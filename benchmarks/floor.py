@@ -25,8 +25,8 @@ import os
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH = ROOT.parent / "shared" / "corpora" / "bench"
+from common import BENCH, RESULTS, ROOT, cpu_model, write_json, write_md
+
 KINDS = ROOT / "benchmarks" / "kinds-set"
 ALICE = "canterbury/alice29.txt"
 SMALL = 10_000  # bytes: below this a file's time is start-up, not speed
@@ -127,7 +127,7 @@ def report(rows: list[dict]) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--levels", default="1,4")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--report", action="store_true", help="only rewrite floor.md from floor.json")
     ap.add_argument("--files", help="only these files (comma-separated names as the table prints them, "
                     "e.g. canterbury/alice29.txt,kinds/ru): a sample where the whole set takes hours")
@@ -159,16 +159,6 @@ def main() -> None:
                       "kernel": exact.KERNEL, "isa": os.environ.get("ONEDNN_MAX_CPU_ISA", "")})
 
 
-def cpu_model() -> str:
-    """The CPU's model name with its family and model numbers (/proc/cpuinfo; "AMD EPYC" alone says little)."""
-    info = Path("/proc/cpuinfo")
-    if not info.exists():
-        return "?"
-    fields = dict(ln.split(":", 1) for ln in info.read_text().split("\n\n")[0].splitlines() if ":" in ln)
-    get = {k.strip(): v.strip() for k, v in fields.items()}.get
-    return f"{get('model name', '?')} (family {get('cpu family', '?')}, model {get('model', '?')})"
-
-
 def stem(meta: dict) -> str:
     """floor; floor-avx2 where oneDNN was held to AVX2 (ONEDNN_MAX_CPU_ISA=AVX2, with the oneDNN kernel: what a
     CPU without VNNI runs, whose torch._int_mm takes a generic loop that no ISA cap shows here);
@@ -184,11 +174,11 @@ def stem(meta: dict) -> str:
 def write(out: Path, rows: list[dict], meta: dict) -> None:
     """floor.{json,md} (floor-avx2.* or floor-int8-off.*, see ``stem``)."""
     name = stem(meta)
-    (out / f"{name}.json").write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
+    write_json(out / f"{name}.json", {**meta, "rows": rows})
     kernel = meta.get("kernel", "an int8 kernel" if meta["int8_gemm"] else "float32")
     text = report(rows) + ["", f"CPU {meta.get('cpu_model', '?')}, torch capability {meta['cpu']}, "
                                f"product kernel {kernel}."]
-    (out / f"{name}.md").write_text("\n".join(text) + "\n")
+    write_md(out / f"{name}.md", text)
     print("\n".join(text[:8]))
 
 

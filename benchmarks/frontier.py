@@ -23,9 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import RESULTS as OUT
+from common import ROOT, write_json
+
 RUNS = ROOT / "runs" / "cmp"
-OUT = ROOT / "benchmarks" / "results"
 T = "../shared/corpora/train/"
 TRAIN = [T + "en/gutenberg_train.txt", T + "enwik/enwik8_2000000_4154399", T + "code/python311_stdlib_packages.txt",
          T + "multilingual/"]
@@ -67,7 +68,6 @@ print(json.dumps(out))
 
 def train(name: str) -> None:
     """Train one variant (resumes from its checkpoint if stopped)."""
-    sys.path.insert(0, str(ROOT))
     from lmzip.models.tokenizer import BPETokenizer, ByteTokenizer
     from lmzip.models.train import TrainConfig
     from lmzip.models.train import train as run
@@ -87,7 +87,6 @@ def measure(text: Path, only: list[str] | None = None) -> None:
     """Code the text with every trained variant and the shipped models; write the table and plot.
 
     With ``only``, just those rows are measured again; the others are kept from frontier.json."""
-    sys.path.insert(0, str(ROOT))
     from lmzip.models.registry import ORDER  # the shipped models, default pair first
 
     old = {r["name"]: r for r in json.loads((OUT / "frontier.json").read_text())["rows"]} if only else {}
@@ -113,8 +112,7 @@ def measure(text: Path, only: list[str] | None = None) -> None:
                      "valid_bpb": tr["valid_bpb"], "train_tokens_per_s": sum(tps) / len(tps) if tps else None,
                      **json.loads(r.stdout)})
         print(name, rows[-1]["valid_bpb"], rows[-1].get("exact"), flush=True)
-    (OUT / "frontier.json").write_text(json.dumps({"text": str(text.relative_to(ROOT)), "bytes": 65536,
-                                                   "rows": rows}, indent=1) + "\n")
+    write_json(OUT / "frontier.json", {"text": str(text.relative_to(ROOT)), "bytes": 65536, "rows": rows})
     (OUT / "frontier.md").write_text(markdown(rows))
     plot(rows, OUT / "frontier.png")
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import signal
 import struct
 import sys
@@ -30,8 +29,9 @@ from collections import Counter
 from multiprocessing import get_context
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "tests" / "data"
+from common import RESULTS, ROOT, peak_mib, write_json
+
+DATA = ROOT / "tests" / "data"  # the golden files (data: read, never imported)
 LIMIT_MIB = 2048
 KINDS = ["flip", "flip-header", "truncate", "overwrite", "craft"]
 HOSTILE = [0, 1, 2, 3, 255, 2**16 - 1, 2**24, 10**6, 2**31 - 1, 2**32 - 1, 2**40, 2**63 - 1, 2**64 - 1]
@@ -93,6 +93,19 @@ def _alarm(signum, frame):
     raise Hang()
 
 
+def golden_model(name: str):
+    """The model golden file ``name`` was written with: the tiny golden model saved beside it in tests/data, or
+    for learning from scratch the seeded random weights of the preset its header names."""
+    from lmzip.coding import format as fmt
+    from lmzip.models import registry
+    from lmzip.models.checkpoint import load_model
+
+    head = fmt.parse_header((DATA / name).read_bytes())
+    if head.seed is not None:
+        return registry.scratch(head.model_name, head.seed)
+    return load_model(DATA / f"golden-{name.split('-')[1]}")
+
+
 _FILES: dict = {}
 _WHOLE: dict = {}  # (file, a prefix of it that is a whole file) -> what that prefix decodes to
 
@@ -104,10 +117,8 @@ def _init(names: list[str]) -> None:
 
     cores = sorted(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {cores[(current_process()._identity or (1,))[0] % len(cores)]})
-    sys.path.insert(0, str(ROOT))
     import lmzip
     from lmzip.coding import format as fmt
-    from tests.make_golden import golden_model
 
     signal.signal(signal.SIGALRM, _alarm)
     for name in names:
@@ -116,8 +127,7 @@ def _init(names: list[str]) -> None:
         head = fmt.parse_header(blob)  # the first block's
         model = None  # counting frames need none; a golden file's model decodes the rest
         for part in (p for p in parts if p.startswith("golden-")):
-            arch = part.split("-")[1]
-            model = golden_model(arch, part[len("golden-" + arch) : part.rindex("-v")])
+            model = golden_model(part)
         t0 = time.perf_counter()
         original = lmzip.decompress(blob, model=model, jobs=1)
         _FILES[name] = (blob, head.size, model, original, time.perf_counter() - t0)
@@ -176,7 +186,7 @@ def run_one(job: tuple[str, int, int]) -> tuple[str, str, str, int, str]:
         outcome, detail = "traceback", f"{type(e).__name__}: {e}"[:200]
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > LIMIT_MIB * 1024 and outcome != "over 2 GB":
+    if peak_mib() > LIMIT_MIB and outcome != "over 2 GB":
         outcome, detail = "over 2 GB", outcome
     return name, kind, outcome, i, detail
 
@@ -187,7 +197,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--files", help="golden files (comma-separated; default every golden file of this format version)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fuzz.json"))
+    ap.add_argument("--out", default=str(RESULTS / "fuzz.json"))
     args = ap.parse_args()
     from lmzip.coding.format import VERSION
 
@@ -215,7 +225,7 @@ def main() -> None:
               "seed": args.seed, "seconds": round(time.time() - t0), "outcomes": dict(total),
               "by_file": {n: dict(c) for n, c in counts.items()}, "by_kind": {k: dict(c) for k, c in by_kind.items()},
               "not_clean": bad[:200]}
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    write_json(Path(args.out), result)
     print(json.dumps(result["outcomes"]))
 
 

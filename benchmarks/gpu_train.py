@@ -18,17 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from frontier import BPE, TRAIN, VALID  # noqa: E402 - the same training files and BPE as every shipped model
+from common import ROOT
+from frontier import BPE, TRAIN, VALID  # the same training files and BPE as every shipped model
 
 PAIRS = {"gpt-wide": "lstm-wide", "lstm-wide": "gpt-wide", "gpt-large": "lstm-large", "lstm-large": "gpt-large"}
 PROBE = (30, 130)  # steps between which speed is measured, inside the 200-step warm-up
@@ -70,36 +67,11 @@ def _bf16_ok(model, device: str) -> bool:
         return False
 
 
-def _pair_key(name: str) -> str:
-    return "+".join(sorted((name, PAIRS[name])))
-
-
-def _pair_plan(name: str, rate: float, folder: Path, a: argparse.Namespace, wait: float = 90) -> int:
-    """One step count for both models of a pair: the first to know both speeds writes the plan."""
-    (folder / f"rate-{name}.tmp").write_text(json.dumps(rate))
-    os.replace(folder / f"rate-{name}.tmp", folder / f"rate-{name}.json")  # never seen half-written
-    partner, plan = folder / f"rate-{PAIRS[name]}.json", folder / f"plan-{_pair_key(name)}.json"
-    start = time.time()
-    while not partner.exists() and not plan.exists() and time.time() < start + wait:
-        time.sleep(0.2)
-    if not plan.exists():
-        rates = [rate] + ([json.loads(partner.read_text())] if partner.exists() else [])
-        steps = max(PROBE[1] + 10, int(PROBE[1] + min(rates) * (a.deadline - time.time()) * a.fill))
-        tmp = folder / f"plan-{name}.tmp"
-        tmp.write_text(json.dumps({"steps": steps, "steps_per_s": rates,
-                                   "deadline_s": round(a.deadline - time.time(), 1)}))
-        try:
-            os.link(tmp, plan)  # atomic: exactly one of the two plans becomes the pair's
-        except FileExistsError:
-            pass
-        tmp.unlink()
-    return int(json.loads(plan.read_text())["steps"])
-
-
 def worker(name: str, a: argparse.Namespace) -> None:
     """Train one model; set its step count from the pair's measured speed and the deadline."""
     import torch
 
+    from lmzip.models.distributed import pair_plan, plan_file
     from lmzip.models.model import build_model, config_from_dict
     from lmzip.models.train import train
 
@@ -115,8 +87,10 @@ def worker(name: str, a: argparse.Namespace) -> None:
         if step in PROBE:
             marks[step] = now
         if step == PROBE[1]:
-            cfg.steps = _pair_plan(name, (PROBE[1] - PROBE[0]) / (marks[PROBE[1]] - marks[PROBE[0]]), out.parent, a)
-            cfg.extra["planned"] = json.loads((out.parent / f"plan-{_pair_key(name)}.json").read_text())
+            rate = (PROBE[1] - PROBE[0]) / (marks[PROBE[1]] - marks[PROBE[0]])
+            cfg.steps = pair_plan(name, PAIRS[name], rate, out.parent, a.deadline, done=PROBE[1], least=PROBE[1] + 10,
+                                  fill=a.fill)
+            cfg.extra["planned"] = json.loads(plan_file(out.parent, name, PAIRS[name]).read_text())
             (out / "train_config.json").write_text(json.dumps(asdict(cfg), indent=2))
             print(f"{name}: {cfg.extra['planned']} -> {cfg.steps} steps", flush=True)
         elif step > PROBE[1] and now > a.deadline and cfg.steps > step + 1:

@@ -16,12 +16,12 @@ import json
 import time
 from pathlib import Path
 
+from common import RESULTS, ROOT
+
 from lmzip.api import LMCompressor
 from lmzip.bench.compressors import Ppmd, Xz
 from lmzip.models import datamix
 from lmzip.models.data import read_bytes
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def samples(mix: datamix.Mixture, limit: int) -> dict[str, bytes]:
@@ -66,7 +66,7 @@ def main() -> None:
     ap.add_argument("--models", default="gpt-wide,lstm-wide", help="models (name or folder); NAME+mix for --mix")
     ap.add_argument("--limit", type=int, default=65536)
     ap.add_argument("--classic", action="store_true", help="also measure xz -9e and PPMd order 8")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks/results/kinds"))
+    ap.add_argument("--out", default=str(RESULTS / "kinds"))
     args = ap.parse_args()
     texts = samples(datamix.load_mixture(args.mix), args.limit)
     out = Path(args.out)

@@ -21,8 +21,8 @@ import lzma
 import random
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "corpora" / "train"
+from common import RESULTS, ROOT, TRAINING
+
 SIZE = 100_000
 TORCH = "2.13.0"
 TEXTS = {"ru": "ru", "zh": "zh", "ja": "ja", "eu": "eu", "code": "code", "markup": "markup"}
@@ -36,7 +36,7 @@ def _cut(data: bytes) -> bytes:
 
 
 def _valid(kind: str) -> bytes:
-    with lzma.open(SHARED / "mixed" / f"{kind}_valid.txt.xz") as f:
+    with lzma.open(TRAINING / "mixed" / f"{kind}_valid.txt.xz") as f:
         return f.read(2 * SIZE)
 
 
@@ -58,7 +58,7 @@ def _table() -> bytes:
 def sources() -> dict[str, tuple[str, bytes]]:
     """Every kind: (where it came from, its bytes)."""
     out = {kind: (f"train/mixed/{name}_valid.txt.xz", _valid(name)) for kind, name in TEXTS.items()}
-    out["en"] = ("train/en/gutenberg_valid.txt", (SHARED / "en" / "gutenberg_valid.txt").read_bytes()[: 2 * SIZE])
+    out["en"] = ("train/en/gutenberg_valid.txt", (TRAINING / "en" / "gutenberg_valid.txt").read_bytes()[: 2 * SIZE])
     out["table"] = ("generated: seeded CSV records (random.Random(36))", _table())
     lib = Path(importlib.util.find_spec("torch").origin).parent / "lib" / "libc10.so"  # the pinned wheel: alike
     out["x86"] = (f"torch {TORCH}'s lib/libc10.so (ELF x86-64 code), from byte 65536", lib.read_bytes()[65536:])
@@ -84,7 +84,7 @@ def main() -> None:
         print(f"{kind:8s} {len(data):7,d}  {origin}")
     text = json.dumps({"size": SIZE, "files": manifest}, indent=1) + "\n"
     (out / "MANIFEST.json").write_text(text)
-    (ROOT / "benchmarks" / "results" / "kinds-set.json").write_text(text)
+    (RESULTS / "kinds-set.json").write_text(text)
 
 
 if __name__ == "__main__":

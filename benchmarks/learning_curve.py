@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parent.parent
+from common import RESULTS, ROOT
 
 
 def curve(ex, bins: int) -> tuple[list[float], list[float]]:
@@ -35,9 +33,8 @@ def main() -> None:
     ap.add_argument("--models", default="gpt-wide,lstm-wide")
     ap.add_argument("--scratch", default="lstm-nano", help="byte presets learning from scratch ('' for none)")
     ap.add_argument("--bins", type=int, default=30)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
     import matplotlib
 
     matplotlib.use("Agg")

@@ -23,17 +23,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import BENCH, ROOT, peak_mib, write_json, write_md
+from common import RESULTS as OUT
+
 RUNS = ROOT / "runs" / "levels"
-OUT = ROOT / "benchmarks" / "results"
 SAMPLE = 65536  # bytes from the start of each file
-ALICE = ROOT.parent / "shared" / "corpora" / "bench" / "canterbury" / "alice29.txt"
+ALICE = BENCH / "canterbury" / "alice29.txt"
 
 
 def _one_thread(torch_too: bool = True) -> None:
@@ -56,8 +55,7 @@ def compressor(n: int):
 
 def sizes(levels: list[int]) -> None:
     """Every level's compressed size of the sample, file by file (runs/levels/sizes-N.json)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from floor import inputs
+    from floor import inputs  # benchmarks/: the script's own folder
 
     _one_thread()
     RUNS.mkdir(parents=True, exist_ok=True)
@@ -70,7 +68,7 @@ def sizes(levels: list[int]) -> None:
         out = sum(f["compressed"] for f in files.values())
         row = {"level": n, "bytes": total, "compressed": out, "bpb": 8 * out / total,
                "seconds": round(time.perf_counter() - t0, 1), "files": files}
-        (RUNS / f"sizes-{n}.json").write_text(json.dumps(row, indent=1) + "\n")
+        write_json(RUNS / f"sizes-{n}.json", row)
         print(f"-{n}: {out:,} of {total:,} bytes, {row['bpb']:.4f} bpb", flush=True)
 
 
@@ -87,7 +85,7 @@ def speed_child(n: int) -> None:
     t1 = time.perf_counter()
     ok = lm.decompress(blob) == data
     t2 = time.perf_counter()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # before anything more is imported
+    peak = int(peak_mib())  # before anything more is imported
     int8 = None
     if LEVELS[n].model != "cm":
         from lmzip.arith import exact
@@ -106,7 +104,7 @@ def speed(levels: list[int]) -> None:
                              check=True, cwd=ROOT)
         row = json.loads(res.stdout.strip().splitlines()[-1])
         suffix = "-int8-off" if row["int8_gemm"] is False else "-avx2" if row["isa"].upper() == "AVX2" else ""
-        (RUNS / f"speed-{n}{suffix}.json").write_text(json.dumps(row, indent=1) + "\n")
+        write_json(RUNS / f"speed-{n}{suffix}.json", row)
         print(f"-{n}{suffix}: {row['bytes'] / 1e3 / row['compress_s']:.1f} / "
               f"{row['bytes'] / 1e3 / row['decompress_s']:.1f} KB/s, {row['peak_mib']} MiB", flush=True)
 
@@ -139,7 +137,7 @@ def report() -> None:
         shipped[n] = {"bpb": round(sz["bpb"], 4), "compress_kbps": row["compress_kbps"],
                       "decompress_kbps": row["decompress_kbps"], "peak_mib": sp["peak_mib"],
                       "file": f"the first {SAMPLE // 1024} KB of the bench and kinds files; KB/s on alice29.txt"}
-    (OUT / "levels.json").write_text(json.dumps({"sample": SAMPLE, "rows": rows}, indent=1) + "\n")
+    write_json(OUT / "levels.json", {"sample": SAMPLE, "rows": rows})
     lines = [f"The levels (benchmarks/levels.py): bits per byte over the first {SAMPLE // 1024} KB of each of the 42 "
              "bench files and the kinds set (54 files); KB/s and peak memory on alice29.txt, whole, each level in a "
              "process of its own, one thread.", "",
@@ -152,8 +150,8 @@ def report() -> None:
                      f"{r['compress_kbps']:.1f} / {r['decompress_kbps']:.1f} | "
                      f"{f'{avx2[0]:.1f} / {avx2[1]:.1f}' if avx2 else '–'} | "
                      f"{f'{off[0]:.1f} / {off[1]:.1f}' if off else '–'} | {r['peak_mib']:,} |")
-    (OUT / "levels.md").write_text("\n".join(lines) + "\n")
-    (registry.SHIPPED / "levels.json").write_text(json.dumps(shipped, indent=1) + "\n")
+    write_md(OUT / "levels.md", lines)
+    write_json(registry.SHIPPED / "levels.json", shipped)
     print("\n".join(lines))
 
 

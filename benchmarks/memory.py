@@ -22,8 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-TEXT = ROOT.parent / "shared" / "corpora" / "train" / "en" / "gutenberg_train.txt"
+from common import RESULTS, ROOT, TRAINING, write_json, write_md
+
+TEXT = TRAINING / "en" / "gutenberg_train.txt"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -118,11 +119,11 @@ def main() -> None:
 
 def write(rows: list[dict]) -> None:
     """memory.{json,md}, keeping the committed rows of inputs not measured this time (--text-only)."""
-    out = ROOT / "benchmarks" / "results"
+    out = RESULTS
     old = json.loads((out / "memory.json").read_text())["rows"] if (out / "memory.json").exists() else []
     new = {r["input"]: r for r in rows}
     rows = [new.pop(r["input"], r) for r in old] + list(new.values())
-    (out / "memory.json").write_text(json.dumps({"rows": rows}, indent=1) + "\n")
+    write_json(out / "memory.json", {"rows": rows})
     lines = ["Peak memory against input size (benchmarks/memory.py): one `lmzip compress` and one `lmzip decompress` "
              "process each, default options unless a level is named, peak of the summed resident memory of the process "
              "and any children.", "",
@@ -132,7 +133,7 @@ def write(rows: list[dict]) -> None:
         lines.append(f"| {r['input']} | {r['bytes']:,} | {r['blocks']} | {r['compressed']:,} | {r['compress_s']} | "
                      f"{r['decompress_s']} | {r['compress_peak_mib']} | {r['decompress_peak_mib']} | "
                      f"{'✓' if r['verified'] else 'FAILED'} |")
-    (out / "memory.md").write_text("\n".join(lines) + "\n")
+    write_md(out / "memory.md", lines)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
+from common import RESULTS, write_md
+
 BEFORE = "gpt-wide_adapt+mix_full"  # lmzip's best mode over the bench files before format 11 (1.773 bpb)
 RUNS = {"cm_static_full": "-1 (cm)", "gpt-wide_mix_full": "gpt-wide --mix (-4)"}
 
@@ -57,7 +57,7 @@ def main() -> None:
               f"1 KB; smaller than xz on {sum(cols[last][f] < ref['xz'][f] for f in sizes)} "
               "of " f"{len(sizes)}; on the files PPMd codes in at most 1 KB, bytes more than PPMd: "
               + ", ".join(f"{Path(f).name} {d:+d}" for f, d in tiny.items()) + "."]
-    (RESULTS / "mix.md").write_text("\n".join(lines) + "\n")
+    write_md(RESULTS / "mix.md", lines)
     print("\n".join(lines))
 
 

@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH = ROOT.parent / "shared" / "corpora" / "bench"
+from common import BENCH, ROOT, write_json
+
 FILES = ("canterbury/alice29.txt", "calgary/book1", "enwik/enwik6", "shakespeare/tinyshakespeare.txt")
 MODES = {"static": [], "mix": ["--mix"], "adapt+mix": ["--adapt", "--mix"]}
 
@@ -128,7 +128,7 @@ def main() -> None:
                 print(f"{model:10s} {mode:9s} {f:34s} {8 * row['compressed'] / row['bytes']:.4f} bpb "
                       f"{tc:7.1f}/{td or 0:7.1f} s  {state}", flush=True)
                 out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
+                write_json(out, {"rows": rows})
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@
 Every compressor × file of the default suite (the first --limit bytes of each) is compressed in one Ray
 task and decompressed in another (as `lmzip bench --ray`), on a local instance offering that many CPUs,
 then (--nodes) on a cluster of that many nodes of one CPU each on loopback, a head and the others joined
-to it (`ray start`, as the tests' cluster), where every row is decompressed on another node than it was
-compressed on. Every row is verified. Writes benchmarks/results/ray-scaling.{json,md}.
+to it (`ray start`: lmzip.bench.loopback, as the tests' cluster), where every row is decompressed on another
+node than it was compressed on. Every row is verified. Writes benchmarks/results/ray-scaling.{json,md}.
 """
 
 from __future__ import annotations
@@ -14,16 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # the tests' loopback cluster
+from common import RESULTS, write_json, write_md
 
-from lmzip.bench import cluster  # noqa: E402
-from lmzip.bench import runner as bench  # noqa: E402
-from tests.ray_head import environment, loopback_cluster  # noqa: E402
+from lmzip.bench import cluster
+from lmzip.bench import runner as bench
+from lmzip.bench.loopback import environment, loopback_cluster
 
 
 def main() -> None:
@@ -32,7 +30,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=2, help="a loopback cluster of this many nodes (0: none)")
     ap.add_argument("--compressors", default="xz,ppmd-o8,cm,lstm-wide")
     ap.add_argument("--limit", type=int, default=200_000)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks/results/ray-scaling"))
+    ap.add_argument("--out", default=str(RESULTS / "ray-scaling"))
     args = ap.parse_args()
     names = args.compressors.split(",")
     sources = bench.corpus_sources(bench.bundled_corpus(), bench.DEFAULT_FILES, args.limit)
@@ -62,7 +60,7 @@ def main() -> None:
         r["efficiency"] = round(base / (r["wall_s"] * r["workers"]), 2)
     out = Path(args.out)
     meta = {"compressors": names, "files": len(sources), "limit": args.limit, "cores": os.cpu_count()}
-    out.with_suffix(".json").write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
+    write_json(out.with_suffix(".json"), {**meta, "rows": rows})
     lines = [f"`lmzip bench` as Ray tasks on a local instance of N CPUs ({os.cpu_count()} cores here): "
              f"{', '.join(names)} × the {len(sources)} default files (first {args.limit:,} bytes each), "
              "each compressed in one task and decompressed in another, every row verified; wall time includes "
@@ -73,7 +71,7 @@ def main() -> None:
              "|---:|---|---:|---:|---:|---:|---:|"]
     lines += [f"| {r['workers']} | {r['setup']} | {r['wall_s']} | {r['verified']}/{r['tasks']} | {r['crossed']} | "
               f"{r['speedup']} | {r['efficiency']} |" for r in rows]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    write_md(out.with_suffix(".md"), lines)
     print("\n".join(lines))
 
 

@@ -26,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import RESULTS, ROOT, cpu_model, write_json, write_md
 
 CHILD = r"""
 import json, sys, time, resource
@@ -78,12 +78,11 @@ print(json.dumps({"name": name, "kind": kind, "mode": mode, "processes": procs, 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--file", default=str(ROOT / "corpora" / "canterbury" / "alice29.txt"))
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--models", help="only these shipped models or presets (comma-separated)")
     ap.add_argument("--threads", type=int, default=1, help="intra-op threads per process")
     ap.add_argument("--modes", default="static,mix,adapt,adapt+mix", help="coding modes of the shipped models")
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
     from lmzip.api import counting_level
     from lmzip.models import registry
 
@@ -122,7 +121,7 @@ def main() -> None:
     rows.sort(key=lambda x: (x["kind"] not in ("counting", "model"), x["processes"] if x["mode"] == "static" else 3,
                              ("static", "mix", "adapt", "adapt+mix").index(x["mode"]), order.get(x["name"], 99)))
     out.mkdir(parents=True, exist_ok=True)
-    (out / "speed.json").write_text(json.dumps({"file": Path(args.file).name, "rows": rows}, indent=1) + "\n")
+    write_json(out / "speed.json", {"file": Path(args.file).name, "rows": rows})
     lines = [f"Coding speed on {Path(args.file).name} (benchmarks/speed.py). Arithmetic 3: exact integer "
              "prediction with int8 operands; 4: the same, learning in deterministic float64 with int8-limb "
              "products (1 and 2: their lmzip 0.3.0-0.4.0 forms). All decode on any machine.", "",
@@ -141,14 +140,14 @@ def main() -> None:
                      f"{x['params'] / 1e6:.2f} M | {bpb} | {x['compress_kbps']:.1f} | {x['decompress_kbps']:.1f} | "
                      f"{_kbps(x, 'compress_kbps_int8_off')} | {_kbps(x, 'decompress_kbps_int8_off')} | "
                      f"{x['peak_mib']:.0f} |")
-    (out / "speed.md").write_text("\n".join(lines) + "\n")
+    write_md(out / "speed.md", lines)
     if out.resolve() != Path(ap.get_default("out")).resolve():
         return  # another CPU's table (--out): `lmzip models` keeps the default folder's figures
     # `lmzip models` shows the measured speed of the shipped models from this sidecar
     shipped = {x["name"]: {"compress_kbps": round(x["compress_kbps"], 2),
                            "decompress_kbps": round(x["decompress_kbps"], 2), "file": Path(args.file).name}
                for x in rows if x["kind"] == "model" and x["mode"] == "static" and x["processes"] == 1}
-    (registry.SHIPPED / "speed.json").write_text(json.dumps(shipped, indent=1) + "\n")
+    write_json(registry.SHIPPED / "speed.json", shipped)
 
 
 def _child(kind: str, name: str, mode: str, procs: int, args, env: dict | None = None) -> dict:
@@ -167,8 +166,6 @@ def _kbps(x: dict, key: str) -> str:
 
 def _cpu_line(rows: list[dict]) -> str:
     """The CPU the rows were measured on: its model name, torch's capability, the kernel the probe took."""
-    from floor import cpu_model  # benchmarks/: the script's own folder
-
     name = cpu_model()
     caps = sorted({x.get("cpu", "?") for x in rows if "cpu" in x})
     kernel = sorted({str(x.get("kernel", x["int8_gemm"])) for x in rows if "int8_gemm" in x})

@@ -1,32 +1,36 @@
 """Regenerate the generated sections of README.md and benchmarks/README.md from the committed JSON (never by hand).
 
-    python benchmarks/update_readme.py
+    python benchmarks/update_readme.py            # rewrite the generated sections
+    python benchmarks/update_readme.py --check    # exit 1 naming a stale page, writing nothing
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results" / "default"
+from common import RESULTS as OUT
+from common import ROOT
+
+RESULTS = OUT / "default"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 FSTART, FEND = "<!-- frontier:start -->", "<!-- frontier:end -->"
 LSTART, LEND = "<!-- learning:start -->", "<!-- learning:end -->"
-LEARNING = ROOT / "benchmarks" / "results" / "learning"
+LEARNING = OUT / "learning"
 RSTART, REND = "<!-- roundtrips:start -->", "<!-- roundtrips:end -->"
-ROUNDTRIP = ROOT / "benchmarks" / "results" / "roundtrip"
+ROUNDTRIP = OUT / "roundtrip"
 MODES = ("static", "mix", "adapt", "adapt+mix", "scratch")  # roundtrip.sh's modes, in the tables' order
 LEARN_FILES = ("alice29.txt", "book1", "tinyshakespeare.txt", "enwik6")  # issue 5: against PPMd order 8
 PSTART, PEND = "<!-- portability:start -->", "<!-- portability:end -->"
-PORTABILITY = ROOT / "benchmarks" / "results" / "portability" / "comparison.md"  # benchmarks/portability.py
+PORTABILITY = OUT / "portability" / "comparison.md"  # benchmarks/portability.py
 KSTART, KEND = "<!-- kinds:start -->", "<!-- kinds:end -->"
-KINDS = [ROOT / "benchmarks" / "results" / f for f in ("vocab.md", "kinds.md")]  # benchmarks/vocab.py, kinds.py
+KINDS = [OUT / f for f in ("vocab.md", "kinds.md")]  # benchmarks/vocab.py, kinds.py
 VSTART, VEND = "<!-- levels:start -->", "<!-- levels:end -->"
-LEVELS = ROOT / "benchmarks" / "results" / "levels.md"  # benchmarks/levels.py
-FULL = ROOT / "benchmarks" / "results" / "shared-full-wide" / "results.json"  # xz and gpt-wide, whole files
+LEVELS = OUT / "levels.md"  # benchmarks/levels.py
+FULL = OUT / "shared-full-wide" / "results.json"  # xz and gpt-wide, whole files
 FULL_LSTM = FULL.parent.parent / "shared-full-lstm" / "results.json"  # ppmd-o8 among them
 
 
@@ -43,7 +47,7 @@ def section() -> str:
 
 def frontier_section() -> str:
     """The design comparison table (benchmarks/frontier.py) between the frontier markers."""
-    table = (ROOT / "benchmarks" / "results" / "frontier.md").read_text()
+    table = (OUT / "frontier.md").read_text()
     return (f"{FSTART}\n{table}\n"
             "![validation bits per byte against coding speed, equal budget](benchmarks/results/frontier.png)\n"
             f"{FEND}")
@@ -183,7 +187,24 @@ def updated(readme: str, page: Path = PAGES[0]) -> str:
     return readme
 
 
-if __name__ == "__main__":
+def main() -> int:
+    """Rewrite the pages' generated sections, or with --check only say which page is stale (exit status 1)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page would change")
+    args = ap.parse_args()
+    if not (RESULTS / "results.json").exists():
+        sys.stderr.write(f"{(RESULTS / 'results.json').relative_to(ROOT)} is missing: run `make bench`\n")
+        return 1
+    if args.check:
+        stale = [p for p in PAGES if updated(p.read_text(), p) != p.read_text()]
+        for page in stale:
+            sys.stderr.write(f"{page.relative_to(ROOT)} is stale: run python benchmarks/update_readme.py\n")
+        return 1 if stale else 0
     for path in PAGES:
         path.write_text(updated(path.read_text(), path))
     sys.stderr.write("generated sections of README.md and benchmarks/README.md regenerated\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

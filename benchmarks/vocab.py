@@ -17,11 +17,13 @@ import json
 import time
 from pathlib import Path
 
+from common import BENCH as SHARED_BENCH
+from common import RESULTS, ROOT
+
 from lmzip.models import datamix, registry
 from lmzip.models.data import read_bytes
 from lmzip.models.train import prepare_tokenizer
 
-ROOT = Path(__file__).resolve().parent.parent
 BENCH = {  # benchmark files by kind (the team's full benchmark corpus; the CJK files are not bundled)
     "english": ["canterbury/alice29.txt", "calgary/book1", "calgary/paper1"],
     "code": ["canterbury/fields.c", "canterbury/grammar.lsp", "calgary/progc", "calgary/progp"],
@@ -30,7 +32,6 @@ BENCH = {  # benchmark files by kind (the team's full benchmark corpus; the CJK 
     "zh (xiyouji)": ["multilingual/xiyouji.txt"],
     "ru (gogol)": ["multilingual/gogol.txt"],
 }
-SHARED_BENCH = ROOT.parent / "shared/corpora/bench"
 LIMIT = 1 << 20  # bytes of each file measured
 
 
@@ -50,7 +51,7 @@ def main() -> None:
     ap.add_argument("--mix", default=str(ROOT / "corpora/mixes/all-kinds.toml"))
     ap.add_argument("--specs", default="bpe4096,ubpe4096,ubpe8192,ubpe16384")
     ap.add_argument("--sample-mb", type=int, default=24)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks/results/vocab"))
+    ap.add_argument("--out", default=str(RESULTS / "vocab"))
     args = ap.parse_args()
     mix = datamix.load_mixture(args.mix)
     shipped = registry.load(registry.DEFAULT_MODEL).tokenizer

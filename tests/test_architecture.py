@@ -139,3 +139,37 @@ def test_no_import_circles():
 
     circles = {frozenset({a, b}) for a in graph for b in graph[a] if a in reachable(b)}
     assert not circles, sorted(sorted(c) for c in circles)
+
+
+REPO = PKG.parent
+LOADERS = {"spec_from_file_location", "SourceFileLoader", "run_path", "import_module"}  # code loaded by path or name
+
+
+def _reaches(path: Path, folder: str) -> list[str]:
+    """Where a file imports from ``folder`` (the package or one of its modules by name), puts it on sys.path or
+    loads code from it (importlib, runpy); running it as a command is not reaching into it."""
+    text, modules = path.read_text(), {folder, *(p.stem for p in (REPO / folder).glob("*.py"))}
+    out = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Call):
+            f, names = node.func, []
+            on_path = isinstance(f, ast.Attribute) and f.attr in ("insert", "append", "extend") \
+                and ast.unparse(f.value) == "sys.path"
+            loads = (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) in LOADERS
+            if (on_path or loads) and folder in ast.get_source_segment(text, node):
+                out.append(f"{path.relative_to(REPO)}:{node.lineno} loads code from {folder}/")
+        else:
+            continue
+        out += [f"{path.relative_to(REPO)}:{node.lineno} imports {n}" for n in names if n.split(".")[0] in modules]
+    return out
+
+
+def test_benchmarks_and_tests_do_not_import_each_other():
+    """Shared code lives in lmzip (or benchmarks/common.py); a test runs a benchmark script only as a command."""
+    offenders = [x for p in sorted((REPO / "tests").rglob("*.py")) for x in _reaches(p, "benchmarks")]
+    offenders += [x for p in sorted((REPO / "benchmarks").rglob("*.py")) for x in _reaches(p, "tests")]
+    assert not offenders, offenders

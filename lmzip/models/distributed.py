@@ -9,6 +9,9 @@ scaled so that DDP's average of the gradients is the gradient of the global batc
 the batches and of an LSTM's streams is kept for the global batch (an LSTM's per-row state is gathered for a
 checkpoint). So a checkpoint is the global state, a run resumes with any number of ranks, and 1 and N ranks
 follow the same trajectory up to the order of floating-point sums. Rank 0 alone writes files.
+
+Apart from torchrun, ``pair_plan`` lets two separate training processes (two models trained side by side
+on one device) agree on one step count through files in a folder they share.
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
+import json
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -145,3 +151,33 @@ def wrap(model: torch.nn.Module, stateful: bool, ranks: Ranks) -> torch.nn.Modul
 
     ids = [ranks.local] if ranks.device.startswith("cuda") else None
     return DistributedDataParallel(step, device_ids=ids)
+
+
+def plan_file(folder: Path, name: str, partner: str) -> Path:
+    """The file in which ``pair_plan`` records the plan of the pair ``name`` and ``partner`` (either order)."""
+    return folder / f"plan-{'+'.join(sorted((name, partner)))}.json"
+
+
+def pair_plan(name: str, partner: str, rate: float, folder: Path, deadline: float, *, done: int, least: int,
+              fill: float = 1.0, wait: float = 90) -> int:
+    """One step count for two processes training side by side: the first to know both speeds writes the plan."""
+    # each writes its speed (steps a second) and waits up to ``wait`` s for its partner's; the plan is ``done``
+    # steps plus what the slower runs by ``deadline`` (a time.time()) times ``fill``, never below ``least``
+    (folder / f"rate-{name}.tmp").write_text(json.dumps(rate))
+    os.replace(folder / f"rate-{name}.tmp", folder / f"rate-{name}.json")  # never seen half-written
+    theirs, plan = folder / f"rate-{partner}.json", plan_file(folder, name, partner)
+    start = time.time()
+    while not theirs.exists() and not plan.exists() and time.time() < start + wait:
+        time.sleep(0.2)
+    if not plan.exists():
+        rates = [rate] + ([json.loads(theirs.read_text())] if theirs.exists() else [])
+        steps = max(least, int(done + min(rates) * (deadline - time.time()) * fill))
+        tmp = folder / f"plan-{name}.tmp"
+        tmp.write_text(json.dumps({"steps": steps, "steps_per_s": rates,
+                                   "deadline_s": round(deadline - time.time(), 1)}))
+        try:
+            os.link(tmp, plan)  # atomic: exactly one of the two plans becomes the pair's
+        except FileExistsError:
+            pass
+        tmp.unlink()
+    return int(json.loads(plan.read_text())["steps"])

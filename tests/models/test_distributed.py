@@ -1,5 +1,6 @@
 """Data-parallel training under torchrun: rows split by rank, a 2-rank run matching a 1-rank one, and a
-2-rank run resumed on one process (the checkpoint holds the global state)."""
+2-rank run resumed on one process (the checkpoint holds the global state); two separate processes agreeing
+on one step count (pair_plan, benchmarks/gpu_train.py's pairs)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import os
 import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +57,36 @@ def test_ranks_without_torchrun_are_one_line(monkeypatch):
     monkeypatch.setenv("RANK", "1")
     with pytest.raises(LmzipError, match="cannot join the 2 ranks"):
         distributed.setup("cpu", 4)
+
+
+PAIRS = {"gpt-wide": "lstm-wide", "lstm-wide": "gpt-wide", "gpt-large": "lstm-large", "lstm-large": "gpt-large"}
+
+
+def test_a_pair_agrees_on_one_step_count(tmp_path):
+    deadline = time.time() + 100
+    steps: dict[str, int] = {}
+
+    def plan(name: str, rate: float, delay: float) -> None:
+        time.sleep(delay)
+        steps[name] = distributed.pair_plan(name, PAIRS[name], rate, tmp_path, deadline, done=130, least=140,
+                                            fill=0.97)
+
+    threads = [threading.Thread(target=plan, args=x) for x in
+               [("gpt-wide", 15.0, 0.0), ("lstm-wide", 12.0, 0.3), ("gpt-large", 10.0, 0.2), ("lstm-large", 11.0, 0.0)]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert steps["gpt-wide"] == steps["lstm-wide"] != steps["gpt-large"] == steps["lstm-large"]
+    # the slower model of each pair sets the pace: about 12 and 10 steps a second for ~100 s
+    assert 1000 < steps["gpt-wide"] <= 130 + 12 * 100 and 850 < steps["gpt-large"] <= 130 + 10 * 100
+
+
+def test_a_model_whose_partner_never_reports_plans_alone(tmp_path):
+    deadline = time.time() + 50
+    steps = distributed.pair_plan("gpt-wide", "lstm-wide", 4.0, tmp_path, deadline, done=130, least=140, fill=1.0,
+                                  wait=0.2)
+    assert 130 + 4 * 49 <= steps <= 130 + 4 * 50
 
 
 def free_port() -> int:
