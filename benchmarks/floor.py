@@ -63,7 +63,7 @@ def measure(level: int, files: list[tuple[str, Path]]) -> list[dict]:
         t1 = time.perf_counter()
         back = lm.decompress(res.blob)
         t2 = time.perf_counter()
-        kinds = sorted({"stored" if h.stored else "counted" if h.counting else "mixed" if h.hybrid else "coded"
+        kinds = sorted({"stored" if h.stored else "counted" if h.counting else "mixed" if h.mix else "coded"
                         for h in res.headers})
         row = {"level": level, "file": name, "bytes": len(data), "compressed": len(res.blob),
                "compress_s": round(t1 - t0, 3), "decompress_s": round(t2 - t1, 3), "frames": kinds,

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lmzip.coding import codec, mix
+from lmzip.coding import codec
+from lmzip.coding.legacy import match
 from lmzip.coding.settings import Settings
 from lmzip.models import registry
 
@@ -61,7 +62,7 @@ def main() -> None:
     ap.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args()
     model = registry.load(args.model)
-    designs = {"model alone": None, "file-wide match model": mix}
+    designs = {"model alone": None, "file-wide match model": match}
     print(f"Ideal bits per byte, {args.model}'s rows replayed (benchmarks/mix_replay.py)\n")
     print("| file | bytes | " + " | ".join(designs) + " |\n|---|---:|" + "---:|" * len(designs))
     total = dict.fromkeys(designs, 0.0)

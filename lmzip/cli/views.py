@@ -30,7 +30,7 @@ def header_record(name: str, size: int, heads: list[fmt.Header]) -> dict:
         "members": sum(1 for x in heads if x.block == 0),  # files concatenated (cat a.lmz b.lmz), each from block 0
         "blocks": len(heads), "stored_blocks": len(heads) - len(coded), "block_size": h.block_size or None,
         "tokens": sum(x.n_tokens for x in coded), "segments": h.n_segments, "segment_length": h.segment_length,
-        "groups": h.groups, "mix": h.mix, "adapt": h.adapt,
+        "groups": h.groups, "mix": h.mix or h.match, "adapt": h.adapt,
         "adapt_lr": h.adapt_lr if h.adapt else None, "adapt_steps": h.adapt_steps if h.adapt else None,
         "seed": h.seed, "crlf": h.crlf,
         "arithmetic": "stored" if not coded else versions.ARITHMETICS[h.arith].words,

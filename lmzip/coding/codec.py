@@ -25,11 +25,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from lmzip.coding import counting, hybrid, mix, parallel, transform
+from lmzip.coding import counting, hybrid, parallel, transform
 from lmzip.coding.coder import Decoder, Encoder, coded_bits
 from lmzip.coding.format import join_streams, split_streams, stored_frame, verify
 from lmzip.coding.header import Header, crc32, decode_memory
 from lmzip.coding.learn import Learner
+from lmzip.coding.legacy import match
 from lmzip.coding.settings import LEARNING, MIX_LEVEL, AdaptConfig, Settings
 from lmzip.errors import FormatError, IntegrityError, LmzipError
 from lmzip.models.checkpoint import LoadedModel
@@ -102,7 +103,7 @@ def _lockstep(model: LoadedModel, lengths: np.ndarray, settings: Settings, code,
     B, L = len(lengths), int(lengths.max())
     toks = np.zeros((B, L), dtype=np.int64)
     state = pred.start(B)
-    mixer = mix.MatchMixer(toks, lengths) if settings.match else None
+    mixer = match.MatchMixer(toks, lengths) if settings.match else None  # formats 8-10 (lmzip.coding.legacy)
     inp = torch.full((B,), pred.bos, dtype=torch.long, device=settings.device)
     done, total = 0, int(lengths.sum())
     # a pass must not span a learning step: blocks that are whole numbers of passes, or single steps
@@ -268,8 +269,8 @@ def settings_of(head: Header, device: str = "cpu") -> Settings:
     """What a file was coded with, as the decoder must repeat it (``device``: exact files only)."""
     adapt = AdaptConfig(head.adapt_lr, head.adapt_steps, head.adapt_optimizer) if head.adapt else None
     counts = next(a for a, learning in LEARNING.items() if head.arith in (a, learning))
-    return Settings(mix=head.hybrid, adapt=adapt, seed=head.seed, device=device, counts_arith=counts,
-                    mix_level=head.mix_level or MIX_LEVEL, match=head.mix and not head.hybrid)
+    return Settings(mix=head.mix, adapt=adapt, seed=head.seed, device=device, counts_arith=counts,
+                    mix_level=head.mix_level or MIX_LEVEL, match=head.match)
 
 
 def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Progress | None = None,
@@ -284,14 +285,14 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
         raise ValueError("a coded file needs its model")
     workers = workers or parallel.default_workers()
     need, have = decode_memory(head), parallel.available_memory()
-    if head.hybrid:  # each group's counting tables and byte buffer, for the groups that run at once
+    if head.mix:  # each group's counting tables and byte buffer, for the groups that run at once
         need += hybrid.memory(head, model, workers)
     if have is not None and need > have:
         raise LmzipError(f"needs {need / 2**30:.1f} GiB of memory to decode, {have / 2**30:.1f} GiB available")
     settings = with_threads(replace(settings_of(head, device), threads=threads), min(workers, head.groups))
     layout = Layout.of(head.n_tokens, head.segment_length, head.groups)
     streams = split_streams(payload, head.groups)
-    if not head.hybrid and any(len(s) % 4 for s in streams):
+    if not head.mix and any(len(s) % 4 for s in streams):
         raise FormatError("corrupt data (a stream is not a whole number of 32-bit words)")
     tasks = [(st, layout.lengths[a:b], settings, head.original_length)
              for st, (a, b) in zip(streams, layout.bounds(), strict=True)]

@@ -1,9 +1,10 @@
 """The .lmz container: a file's frames read, split and checked, the frame kind chosen once from the
 magic. Imports no torch, so `lmzip list` is instant.
 
-A file is one or more frames, one per block of the input (versions 9-11; a version-8 file is one frame
-that holds the whole input), each an ordinary header (lmzip.coding.header) and a payload, or, for an
-input of one block that is stored or counted, one short frame (lmzip.coding.short). A file ends where
+A file is one or more frames, one per block of the input, each an ordinary header (lmzip.coding.header)
+and a payload, or, for an input of one block that is stored or counted, one short frame
+(lmzip.coding.short); formats 8-10 are read through lmzip.coding.legacy (a format-8 file is one frame
+that holds the whole input). A file ends where
 its last frame does, so another may follow (``cat a.lmz b.lmz``). Every byte of every kind is laid out
 in docs/format.md.
 """
@@ -15,7 +16,7 @@ import struct
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from lmzip.coding import header, short
+from lmzip.coding import header, legacy, short
 from lmzip.coding.header import (  # noqa: F401 - the container's names that tools and tests read through it
     FIELDS,
     FLAG_COUNT,
@@ -27,7 +28,6 @@ from lmzip.coding.header import (  # noqa: F401 - the container's names that too
     Header,
     crc32,
     decode_memory,
-    header_size,
 )
 from lmzip.coding.source import Check, Source, read_full
 from lmzip.errors import FormatError, IntegrityError
@@ -38,7 +38,13 @@ def parse_header(blob: bytes) -> Header:
     follow, or not)."""
     if blob[:4] == SHORT_MAGIC:
         return short.parse_header(blob)
-    return header.parse_header(blob)
+    return header.parse_header(blob, legacy.READS)
+
+
+def header_size(prefix: bytes) -> int:
+    """The length of the ordinary header that starts ``prefix`` (at least its first 62 bytes), of any
+    version this lmzip reads."""
+    return header.header_size(prefix, legacy.READS)
 
 
 def unpack(blob: bytes) -> tuple[Header, bytes]:
@@ -55,7 +61,7 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     if len(payload) < h.payload_length:
         raise FormatError(f"truncated file ({len(payload)} of {h.payload_length} payload bytes)")
     if len(payload) > h.payload_length:
-        if h.version >= 9 and not h.last:
+        if not h.last:
             raise FormatError("a file of several blocks (read it with lmzip.coding.stream)")
         raise FormatError(f"trailing garbage after the payload ({len(payload) - h.payload_length} bytes)")
     return h, payload
@@ -104,15 +110,15 @@ def _one_file(src: Source, start: bytes, check: Check | None) -> Iterator[tuple[
         if len(start) < 62:
             parse_header(start)  # raises what is wrong: bad magic, version, truncated header
         head = parse_header(start + read_full(src, header_size(start) - 62))
-        if head.version >= 9 and head.block != expect:
+        if head.block_size and head.block != expect:  # (a format-8 frame has no blocks: block_size 0)
             raise FormatError(f"corrupt file (block {head.block} where block {expect} belongs)")
-        if expect > 0 and (head.version < 9 or head.block_size != block_size):
+        if expect > 0 and head.block_size != block_size:
             raise FormatError(f"corrupt file (block {expect} does not match the blocks before it)")
         block_size = head.block_size
         payload = read_full(src, head.payload_length)
         if len(payload) < head.payload_length:
             raise FormatError(f"truncated file ({len(payload)} of {head.payload_length} payload bytes"
-                              + (f" of block {expect})" if head.version >= 9 else ")"))
+                              + (f" of block {expect})" if head.block_size else ")"))
         yield head, payload
         expect += 1
         if head.last:

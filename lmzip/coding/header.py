@@ -1,12 +1,13 @@
 """The header of an ordinary .lmz frame: its fields, its bytes, its checks (a short frame's: lmzip.coding.short).
 
-A file is one or more frames, one per block of the input (versions 9-11; a version-8 file is one
-frame that holds the whole input; version 10 adds frames coded by counting alone, lmzip.cm; version 11
-gives the mix flag a new meaning: counting mixed into the model, lmzip.coding.hybrid). Blocks
-are cut at a fixed size that the header records, every block but the last is full, and each frame is
-coded and checked on its own, so neither side holds more than a block. Versions 1-7 were machine-
-bound pre-releases (their probabilities were float computations that another CPU could round
-differently); this reader refuses them with one line that says how to decode them.
+A file is one or more frames, one per block of the input: some coded by a language model, with counting
+mixed in (the mix flag, lmzip.coding.hybrid) or not, some by counting alone (lmzip.cm), some stored.
+Blocks are cut at a fixed size that the header records, every block but the last is full, and each frame
+is coded and checked on its own, so neither side holds more than a block. This module knows format 11,
+the one lmzip writes; what formats 8-10 laid out otherwise is described in lmzip.coding.legacy, as a
+`Layout` this parser reads them by. Versions 1-7 were machine-bound pre-releases (their probabilities
+were float computations that another CPU could round differently); this reader refuses them with one
+line that says how to decode them.
 
 An input of one block that is stored or counted is one short frame instead (lmzip.coding.short).
 
@@ -26,22 +27,14 @@ from lmzip.errors import FormatError
 MAGIC = b"\x89LMZ"
 SHORT_MAGIC = b"\x89LMz"  # version 10: a short frame (lmzip.coding.short)
 VERSION = 11
-# format 8: one frame for the whole input (lmzip 0.3.0-0.4.0); 9: no counting frames; 10 (lmzip 0.6):
-# mix was the token match model
-READS = (8, 9, 10, 11)
-MIXES_COUNTING = 11  # from this version on, the mix flag means counting mixed in (lmzip.coding.hybrid)
 PRE_RELEASE = range(1, 8)  # machine-bound formats, written by lmzip 0.1.0
 FLAG_STORED = 0x01
 FLAG_CRLF = 0x02
 FLAG_MIX = 0x04
 FLAG_ADAPT = 0x08
 FLAG_SEED = 0x10
-FLAG_LAST = 0x20  # versions 9-11
-FLAG_COUNT = 0x40  # version 10
-KNOWN_FLAGS = {8: FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED}
-KNOWN_FLAGS[9] = KNOWN_FLAGS[8] | FLAG_LAST
-KNOWN_FLAGS[10] = KNOWN_FLAGS[9] | FLAG_COUNT
-KNOWN_FLAGS[11] = KNOWN_FLAGS[10]
+FLAG_LAST = 0x20
+FLAG_COUNT = 0x40
 OPTIMIZERS = {1: "adam"}
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 _SEED = struct.Struct("<Q")
@@ -54,6 +47,22 @@ FIELDS = {"flags": (5, "<B"), "arith": (6, "<B"), "groups": (11, "<H"), "origina
           "payload": (21, "<Q"), "tokens": (49, "<Q"), "segment": (57, "<I"), "name_length": (61, "<B")}
 
 
+@dataclass(frozen=True)
+class Layout:
+    """What one format version's ordinary header holds and how its fields read (format 11 here; formats
+    8-10 in lmzip.coding.legacy)."""
+
+    version: int
+    flags: int = FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED | FLAG_LAST | FLAG_COUNT  # those it knows
+    blocks: bool = True  # block number and size after the name (then a coded frame is shorter than its block)
+    mix_level: bool = True  # byte 7: the counting level mixed in (else reserved, 0)
+    match: bool = False  # the mix flag means the token match model (lmzip.coding.legacy.match)
+
+
+CURRENT = Layout(VERSION)
+LAYOUTS = {VERSION: CURRENT}  # the versions this module reads itself
+
+
 @dataclass
 class Header:
     """Everything the decoder needs besides the model weights."""
@@ -62,7 +71,7 @@ class Header:
     crc32: int
     stored: bool = False
     crlf: bool = False
-    mix: bool = False
+    mix: bool = False  # counting mixed into the model, bit by bit (lmzip.coding.hybrid)
     model_id: bytes = bytes(16)
     model_name: str = ""
     n_tokens: int = 0
@@ -80,16 +89,10 @@ class Header:
     last: bool = True  # no frame follows (version 9)
     counting: bool = False  # the payload is an lmzip.cm stream (version 10)
     short: bool = False  # a short frame (lmzip.coding.short.ShortHeader): the whole file, one stored or counted block
-    mix_level: int = 0  # version 11 with mix: the counting level mixed in
-
-    @property
-    def hybrid(self) -> bool:
-        """Whether the tokens were coded bit by bit with counting mixed in (lmzip.coding.hybrid)."""
-        return self.mix and self.version >= MIXES_COUNTING
+    mix_level: int = 0  # with mix: the counting level mixed in
+    match: bool = False  # formats 8-10: the token match model reshaped the counts (lmzip.coding.legacy)
 
     def __post_init__(self) -> None:
-        if self.version < 9:  # one frame for the whole input
-            self.block, self.block_size, self.last = 0, 0, True
         if self.short:  # one block, as long as the input
             self.block, self.block_size, self.last = 0, max(1, self.original_length), True
 
@@ -105,19 +108,22 @@ class Header:
             return 0
         return -(-self.n_tokens // self.segment_length)
 
-    def pack(self) -> bytes:
-        """The header bytes, its own CRC32 last."""
+    def pack(self, layout: Layout = CURRENT) -> bytes:
+        """The header bytes, its own CRC32 last (``layout``: another version's, lmzip.coding.legacy.pack)."""
+        if layout.version != self.version:
+            raise ValueError(f"a header of version {self.version} packs in its own layout (lmzip.coding.legacy.pack)")
         name = self.model_name.encode("utf-8")
         if len(name) > 255:
             raise ValueError("model name longer than 255 bytes")
-        flags = ((FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0) | (FLAG_MIX if self.mix else 0)
+        flags = ((FLAG_STORED if self.stored else 0) | (FLAG_CRLF if self.crlf else 0)
+                 | (FLAG_MIX if self.mix or self.match else 0)
                  | (FLAG_ADAPT if self.adapt else 0) | (FLAG_SEED if self.seed is not None else 0)
-                 | (FLAG_LAST if self.last and self.version >= 9 else 0) | (FLAG_COUNT if self.counting else 0))
+                 | (FLAG_LAST if self.last and layout.blocks else 0) | (FLAG_COUNT if self.counting else 0))
         body = _FIXED.pack(
-            MAGIC, self.version, flags, self.arith, self.mix_level, 0, 0, 0, self.groups - 1, self.original_length,
+            MAGIC, layout.version, flags, self.arith, self.mix_level, 0, 0, 0, self.groups - 1, self.original_length,
             self.payload_length, self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
         ) + name
-        if self.version >= 9:
+        if layout.blocks:
             body += _BLOCK.pack(self.block, self.block_size)
         if self.adapt:
             body += _ADAPT.pack(_code(OPTIMIZERS, self.adapt_optimizer), self.adapt_lr, self.adapt_steps)
@@ -127,8 +133,8 @@ class Header:
 
     @property
     def size(self) -> int:
-        """Header length in bytes."""
-        return (_FIXED.size + len(self.model_name.encode("utf-8")) + (_BLOCK.size if self.version >= 9 else 0)
+        """Header length in bytes (as read: a frame of format 8 has no block fields, its block_size 0)."""
+        return (_FIXED.size + len(self.model_name.encode("utf-8")) + (_BLOCK.size if self.block_size else 0)
                 + (_ADAPT.size if self.adapt else 0) + (_SEED.size if self.seed is not None else 0) + 4)
 
 
@@ -139,17 +145,19 @@ def _code(table: dict[int, str], value: str) -> int:
     raise ValueError(f"cannot record {value!r} in the header")
 
 
-def header_size(prefix: bytes) -> int:
-    """The length of the header that starts ``prefix`` (at least its first 62 bytes), its CRC included."""
-    _check_start(prefix)
+def header_size(prefix: bytes, layouts: dict[int, Layout] = LAYOUTS) -> int:
+    """The length of the header that starts ``prefix`` (at least its first 62 bytes), its CRC included,
+    in one of ``layouts`` (by version)."""
+    layout = _layout(prefix, layouts)
     if len(prefix) < _FIXED.size:
         raise FormatError("truncated header")
-    version, flags, n = prefix[4], prefix[5], prefix[61]
-    return (_FIXED.size + n + (_BLOCK.size if version >= 9 else 0) + (_ADAPT.size if flags & FLAG_ADAPT else 0)
+    flags, n = prefix[5], prefix[61]
+    return (_FIXED.size + n + (_BLOCK.size if layout.blocks else 0) + (_ADAPT.size if flags & FLAG_ADAPT else 0)
             + (_SEED.size if flags & FLAG_SEED else 0) + 4)
 
 
-def _check_start(blob: bytes) -> None:
+def _layout(blob: bytes, layouts: dict[int, Layout]) -> Layout:
+    """The layout of the version ``blob`` names, or the one line that says why it cannot be read."""
     if len(blob) < 4 or blob[:4] != MAGIC:
         raise FormatError("not an lmzip file (bad magic)")
     if len(blob) < 5:
@@ -157,37 +165,42 @@ def _check_start(blob: bytes) -> None:
     if blob[4] in PRE_RELEASE:
         raise FormatError(f"written by a pre-release lmzip, format {blob[4]}: decode it with lmzip 0.1.0 "
                           "on the machine that wrote it")
-    if blob[4] not in READS:
-        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads versions 8 to 11)")
+    if blob[4] not in layouts:
+        raise FormatError(f"unsupported format version {blob[4]} (this lmzip reads versions "
+                          f"{min(layouts)} to {max(layouts)})")
+    return layouts[blob[4]]
 
 
-def parse_header(blob: bytes) -> Header:
-    """Parse and check the ordinary header at the start of ``blob`` (the payload may follow, or not)."""
-    end = header_size(blob) - 4
+def parse_header(blob: bytes, layouts: dict[int, Layout] = LAYOUTS) -> Header:
+    """Parse and check the ordinary header at the start of ``blob`` (the payload may follow, or not), of
+    a version in ``layouts``."""
+    layout = _layout(blob, layouts)
+    end = header_size(blob, layouts) - 4
     if len(blob) < end + 4:
         raise FormatError("truncated header")
     (crc,) = struct.unpack_from("<I", blob, end)
     if zlib.crc32(blob[:end]) != crc:
         raise FormatError("corrupt header (header checksum mismatch)")
     _, version, flags, arith, *reserved, groups_m1, olen, plen, ocrc, mid, ntok, seg, n = _FIXED.unpack_from(blob)
-    if flags & ~KNOWN_FLAGS[version]:
+    if flags & ~layout.flags:
         raise FormatError("unsupported header flags (written by a newer lmzip?)")
     if arith == 0:
         raise FormatError("a machine-bound --adapt file of lmzip 0.2.0 (float32 arithmetic): decode it with "
                           "lmzip 0.2.0 on the machine that wrote it")
     if arith not in versions.ARITHMETICS:
         raise FormatError(f"unsupported arithmetic version {arith} (written by a newer lmzip?)")
-    if any(reserved[1:]) or reserved[0] and version < MIXES_COUNTING:
+    if any(reserved[1:]) or reserved[0] and not layout.mix_level:
         raise FormatError("corrupt header (reserved bytes 7-10 are not 0)")
     try:
         name = blob[_FIXED.size : _FIXED.size + n].decode("utf-8")
     except UnicodeDecodeError as e:
         raise FormatError("corrupt header (model name is not UTF-8)") from e
-    h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), bool(flags & FLAG_MIX), mid, name,
+    mix = bool(flags & FLAG_MIX)
+    h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), mix and not layout.match, mid, name,
                ntok, seg, arith, payload_length=plen, groups=groups_m1 + 1, version=version, block_size=0,
-               counting=bool(flags & FLAG_COUNT), mix_level=reserved[0])
+               counting=bool(flags & FLAG_COUNT), mix_level=reserved[0], match=mix and layout.match)
     at = _FIXED.size + n
-    if version >= 9:
+    if layout.blocks:
         h.block, h.block_size = _BLOCK.unpack_from(blob, at)
         h.last = bool(flags & FLAG_LAST)
         at += _BLOCK.size
@@ -198,15 +211,15 @@ def parse_header(blob: bytes) -> Header:
         h.adapt_optimizer = OPTIMIZERS[opt]
     if flags & FLAG_SEED:
         (h.seed,) = _SEED.unpack_from(blob, end - _SEED.size)
-    _check_layout(h)
+    _check_fields(h)
     return h
 
 
-def _check_layout(h: Header) -> None:
+def _check_fields(h: Header) -> None:
     """Fields that contradict each other (a crafted or damaged header with a recomputed CRC)."""
-    if h.mix_level and (h.stored or h.counting or not h.hybrid):
+    if h.mix_level and (h.stored or h.counting or not h.mix):
         raise FormatError("corrupt header (a counting level mixed in without the mix flag)")
-    if h.version >= 9:
+    if h.block_size:  # a frame with blocks (every format but 8)
         if h.block_size == 0 or h.original_length > h.block_size:
             raise FormatError("corrupt header (a block longer than the block size)")
         if not h.last and h.original_length != h.block_size:
@@ -215,17 +228,18 @@ def _check_layout(h: Header) -> None:
         if h.payload_length != h.original_length:
             raise FormatError("corrupt header (stored payload length differs from the original length)")
         return
-    if h.version >= 9 and h.payload_length >= h.original_length:  # the encoder stores what coding would not shrink
+    if h.block_size and h.payload_length >= h.original_length:  # the encoder stores what coding would not shrink
         raise FormatError("corrupt header (a coded payload as long as the original)")
     if h.counting or h.arith == versions.COUNTING:
-        if not (h.counting and h.arith == versions.COUNTING) or h.mix or h.adapt or h.seed is not None or h.crlf:
+        model_flags = h.mix or h.match or h.adapt or h.seed is not None or h.crlf
+        if not (h.counting and h.arith == versions.COUNTING) or model_flags:
             raise FormatError("corrupt header (a counting frame with a model's flags or arithmetic)")
         if h.n_tokens or h.segment_length or h.groups != 1 or any(h.model_id):
             raise FormatError("corrupt header (a counting frame with tokens or a model)")
         return
     if h.n_tokens == 0 or h.segment_length == 0:
         raise FormatError("corrupt header (a coded file with no tokens or zero segment length)")
-    if h.hybrid and not 1 <= h.mix_level <= 9:
+    if h.mix and not 1 <= h.mix_level <= 9:
         raise FormatError("corrupt header (the counting level mixed in does not match the mix flag)")
     if h.n_tokens > h.original_length:  # every token stands for at least one byte
         raise FormatError("corrupt header (more tokens than original bytes)")

@@ -100,7 +100,7 @@ class Settings:
     block_size: int = BLOCK_SIZE  # bytes per independently coded block
     counting: int | None = None  # code by counting alone (lmzip.cm) at this level 1..9, with no model
     mix_level: int = MIX_LEVEL  # with mix: the counting level whose tables are mixed in
-    match: bool = False  # decoding a file of format 8-10 with mix: its token match model (lmzip.coding.mix)
+    match: bool = False  # decoding a file of format 8-10 with mix: its token match model (lmzip.coding.legacy)
     counted_level: int = COUNTED_LEVEL  # with mix: the level a block over COUNTED_LARGE bytes is also counted alone at
     lead: int = LEAD  # with mix: how far ahead of counting the mixed coder must stay (levels may set < 0)
     trial: str | None = None  # with mix: a faster model first coded to the judging point of each block (the

@@ -29,6 +29,7 @@ from lmzip.arith import versions
 from lmzip.coding.header import MAGIC as FRAME_MAGIC
 from lmzip.coding.header import Header, crc32
 from lmzip.coding.header import parse_header as parse_frame_header
+from lmzip.coding.legacy import READS as FRAME_READS
 from lmzip.coding.source import Check, Source, read_full
 from lmzip.errors import FormatError
 
@@ -202,7 +203,7 @@ def _legacy_payload(src: Source, head: Header, payload: bytes, check: Check | No
 def _starts_a_file(blob: bytes) -> bool:
     """Whether ``blob`` begins with a header that reads (or that only the bytes at hand cut short)."""
     try:
-        parse_header(blob) if blob[:4] == MAGIC else parse_frame_header(blob)
+        parse_header(blob) if blob[:4] == MAGIC else parse_frame_header(blob, FRAME_READS)
     except FormatError as e:
         return "truncated header" in str(e)
     return True

@@ -111,7 +111,7 @@ def decode_frame(head: Header, payload: bytes, model_for: Callable[[Header], Loa
 
         return codec.decode(head, payload, model_for(head), progress, workers, device, threads)
     except LmzipError as e:
-        if head.version >= 9 and (head.block > 0 or not head.last):
+        if head.block > 0 or not head.last:
             raise type(e)(f"block {head.block}: {e}") from e
         raise
 

@@ -1,9 +1,9 @@
-"""Training mixes: named sources of text, each with a sampling weight and held-out validation files.
+"""Training mixtures: named sources of text, each with a sampling weight and held-out validation files.
 
-A mix is a small TOML file (``corpora/mixes/all-kinds.toml``)::
+A mixture is a small TOML file (``corpora/mixes/all-kinds.toml``)::
 
     name = "all-kinds"
-    root = "../../../shared/corpora/train"    # relative to the mix file
+    root = "../../../shared/corpora/train"    # relative to the mixture file
     [[source]]
     name = "ja"
     train = ["mixed/ja_train.txt.xz"]          # .xz files are read unpacked
@@ -53,7 +53,7 @@ class Mixture:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Mixture:
-        """Rebuild a mix from its JSON form."""
+        """Rebuild a mixture from its JSON form."""
         return cls(d["name"], [Source(**s) for s in d["sources"]])
 
     def train_files(self) -> list[str]:
@@ -66,20 +66,20 @@ class Mixture:
 
 
 def load_mixture(path: str | Path, root: str | Path | None = None) -> Mixture:
-    """Read and check a mix file; paths resolve against ``root`` (default: the file's own ``root``)."""
+    """Read and check a mixture file; paths resolve against ``root`` (default: the file's own ``root``)."""
     path = Path(path)
     try:
         d = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise LmzipError(f"{path}: {e.strerror or e}") from e
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise LmzipError(f"{path}: not a mix file ({e})") from e
+        raise LmzipError(f"{path}: not a mixture file ({e})") from e
     if not isinstance(d.get("root", "."), str):
         raise LmzipError(f"{path}: root must be a path (a string)")
     base = Path(root) if root is not None else path.parent / d.get("root", ".")
     raw = d.get("source")
     if not isinstance(raw, list) or not raw or not all(isinstance(s, dict) for s in raw):
-        raise LmzipError(f"{path}: a mix needs at least one [[source]]")
+        raise LmzipError(f"{path}: a mixture needs at least one [[source]]")
     sources, total = [], 0.0
     for i, s in enumerate(raw):
         name = str(s.get("name", f"source{i}"))
@@ -103,9 +103,9 @@ def load_mixture(path: str | Path, root: str | Path | None = None) -> Mixture:
     return Mixture(d.get("name", path.stem), [Source(s.name, s.train, s.valid, s.weight / total) for s in sources])
 
 
-def sample_docs(mix: Mixture, sample_bytes: int) -> Iterator[bytes]:
+def sample_docs(mixture: Mixture, sample_bytes: int) -> Iterator[bytes]:
     """An even sample of each source, ``weight * sample_bytes`` bytes of it (to learn a tokenizer on)."""
-    for s in mix.sources:
+    for s in mixture.sources:
         per_file = max(1, int(sample_bytes * s.weight) // len(s.train))
         for f in s.train:
             pieces = chunk_doc(read_bytes(Path(f)), 1 << 16)
@@ -123,10 +123,10 @@ class MixtureTokens:
     weights: np.ndarray
 
 
-def load_tokens(mix: Mixture, tok, cache: Path | None) -> MixtureTokens:
+def load_tokens(mixture: Mixture, tok, cache: Path | None) -> MixtureTokens:
     """Tokenize each source (cached) and split off its validation tokens."""
     parts, valid = [], []
-    for s in mix.sources:
+    for s in mixture.sources:
         t = tokenize_files([Path(f) for f in s.train], tok, cache)
         if s.valid:
             v = tokenize_files([Path(f) for f in s.valid], tok, cache)
@@ -136,17 +136,17 @@ def load_tokens(mix: Mixture, tok, cache: Path | None) -> MixtureTokens:
         parts.append(t)
         valid.append(v)
     offsets = np.cumsum([0] + [len(p) for p in parts])
-    return MixtureTokens([s.name for s in mix.sources], np.concatenate(parts), offsets, valid,
-                     np.array([s.weight for s in mix.sources]))
+    return MixtureTokens([s.name for s in mixture.sources], np.concatenate(parts), offsets, valid,
+                     np.array([s.weight for s in mixture.sources]))
 
 
 class MixtureBatches:
-    """Deterministic batches over a mix: each row's source drawn by weight, then as train.Batches."""
+    """Deterministic batches over a mixture: each row's source drawn by weight, then as train.Batches."""
 
     def __init__(self, data: MixtureTokens, batch: int, context: int, seed: int, bos: int, streams: bool):
         self.data, self.B, self.T, self.seed, self.bos, self.streams = data, batch, context, seed, bos, streams
         if any(n <= context + 2 for n in np.diff(data.offsets)):
-            raise LmzipError("a source of the mix is shorter than the context")
+            raise LmzipError("a source of the mixture is shorter than the context")
         self.src = np.zeros(batch, dtype=np.int64)
         self.pos = np.zeros(batch, dtype=np.int64)  # stream positions in the joined tokens (LSTM)
         self.fresh = np.ones(batch, dtype=bool)
@@ -182,15 +182,15 @@ class MixtureBatches:
         return {"src": self.src.tolist(), "pos": self.pos.tolist(), "fresh": self.fresh.tolist()}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Resume; a checkpoint of another batch size or mix is refused in one line, not run on."""
+        """Resume; a checkpoint of another batch size or mixture is refused in one line, not run on."""
         n = len(self.data.weights)
         if len(d["src"]) != self.B or any(not 0 <= s < n for s in d["src"]) or \
                 any(not 0 <= p < len(self.data.tokens) for p in d["pos"]):
-            raise LmzipError("the checkpoint was written for another batch size or mix: resume with the same ones")
+            raise LmzipError("the checkpoint was written for another batch size or mixture: resume with the same ones")
         self.src[:], self.pos[:], self.fresh[:] = d["src"], d["pos"], d["fresh"]
 
 
 def evaluate_kinds(data: MixtureTokens, bpb: Callable[[np.ndarray], float]) -> tuple[float, dict[str, float]]:
-    """Validation bits per byte of every kind, and their mean weighted as the mix draws them."""
+    """Validation bits per byte of every kind, and their mean weighted as the mixture draws them."""
     kinds = {name: bpb(v) for name, v in zip(data.names, data.valid, strict=True)}
     return float(sum(w * kinds[n] for n, w in zip(data.names, data.weights, strict=True))), kinds

@@ -43,7 +43,7 @@ def record_rows(monkeypatch):
 def test_encoder_and_decoder_counts_are_identical_integers(byte_model, monkeypatch, mix):
     rows = record_rows(monkeypatch)
     blob, head, _ = codec.encode(TEXT[:300], byte_model, Settings(segment=40, mix=mix))
-    assert head.hybrid == mix
+    assert head.mix == mix
     enc_rows = list(rows)
     rows.clear()
     codec.decode(*fmt.unpack(blob), byte_model)

@@ -34,7 +34,9 @@ def test_every_golden_file_decodes(path):
     original = (DATA / "golden-crlf.txt").read_bytes() if "-crlf-" in path.name else ORIGINAL
     original = ORIGINAL * 2 if "-mix-" in path.name else original
     tag = path.name[len(f"golden-{arch}") : path.name.rindex("-v")]
-    assert head.crlf == (tag == "-crlf") and head.mix == (tag in ("-mix", "-scratch"))
+    mixed = tag in ("-mix", "-scratch")  # formats 8-10: the token match model (lmzip.coding.legacy)
+    assert head.crlf == (tag == "-crlf") and (head.mix, head.match) == (mixed and head.version == 11,
+                                                                       mixed and head.version < 11)
     learns = tag in ("-adapt", "-scratch")
     counts = int(path.name.split("-arith")[1][0]) if "-arith" in path.name else 1
     assert head.adapt == learns and head.arith == (LEARNING[counts] if learns else counts)
@@ -65,8 +67,8 @@ def test_a_one_block_payload_is_format_8s(arch, tag, arith):
     they were written (test_every_golden_file_decodes)."""
     blob, head, _ = codec.encode(CASES[tag][0](), golden_model(arch, tag), golden_settings(tag, arith))
     old = fmt.unpack(golden_path(arch, tag, 8, arith).read_bytes())[1]
-    assert head.version == fmt.VERSION == 11 and head.hybrid == (tag in ("-mix", "-scratch"))
-    assert (blob[head.size :] == old) != head.hybrid
+    assert head.version == fmt.VERSION == 11 and head.mix == (tag in ("-mix", "-scratch"))
+    assert (blob[head.size :] == old) != head.mix
 
 
 def test_golden_model_id_and_layout_are_stable():

@@ -11,7 +11,7 @@ import pytest
 
 from lmzip.cm import table_bytes
 from lmzip.cm.hybrid import Vocab
-from lmzip.coding import codec, hybrid, stream
+from lmzip.coding import codec, hybrid, legacy, stream
 from lmzip.coding import format as fmt
 from lmzip.coding.settings import MIX_LEVEL, Settings
 from lmzip.errors import FormatError, IntegrityError, LmzipError
@@ -27,12 +27,12 @@ def test_every_kind_of_input_round_trips(bpe_model, kind):
     blob, head, _ = codec.encode(data, bpe_model, Settings(mix=True, segment=40))
     assert codec.decode(*fmt.unpack(blob), bpe_model) == data
     if kind not in ("random", "one"):  # random data is stored without running a model, one byte is stored
-        assert head.hybrid and head.mix_level == MIX_LEVEL and head.version == 11 and len(blob) < len(data) + 100
+        assert head.mix and head.mix_level == MIX_LEVEL and head.version == 11 and len(blob) < len(data) + 100
 
 
 def test_byte_models_and_groups_round_trip(byte_model):
     blob, head, _ = codec.encode(TEXT, byte_model, Settings(mix=True, segment=64, groups=3))
-    assert head.groups == 3 and head.hybrid
+    assert head.groups == 3 and head.mix
     assert codec.decode(*fmt.unpack(blob), byte_model, workers=1) == TEXT
 
 
@@ -100,7 +100,7 @@ def test_headers_with_a_wrong_counting_level_are_refused(bpe_model, level, versi
     blob, head, _ = codec.encode(TEXT, bpe_model, Settings(mix=True, segment=40))
     head.mix_level, head.version = level, version
     with pytest.raises(FormatError, match=message):
-        fmt.parse_header(head.pack())
+        fmt.parse_header(head.pack() if version == fmt.VERSION else legacy.pack(head))
 
 
 def test_a_counting_level_without_the_mix_flag_is_refused():
@@ -127,7 +127,7 @@ def test_each_block_keeps_the_smaller_of_mixed_and_counted(bpe_model):
         mixed = codec.encode(block, bpe_model, Settings(mix=True, segment=40, block_size=1024), block=i,
                              last=h.last)[0]
         counted = stream.counted_instead(block, Settings(mix=True, block_size=1024), i, h.last)[0]
-        assert (h.counting, h.hybrid) == ((True, False) if len(counted) <= len(mixed) else (False, True))
+        assert (h.counting, h.mix) == ((True, False) if len(counted) <= len(mixed) else (False, True))
     assert any(h.counting for h in heads)  # the binary block is counted alone
 
 
@@ -198,7 +198,7 @@ def test_the_mixed_coder_gives_up_early_where_counting_pays_less(bpe_model, monk
 def test_the_mixed_coder_runs_on_where_it_wins(bpe_model, monkeypatch):
     where = _gave_up(monkeypatch)
     heads = _frames(TEXT, bpe_model, block_size=8192)
-    assert [h.hybrid for h in heads] == [True] and not where
+    assert [h.mix for h in heads] == [True] and not where
 
 
 def test_a_block_counting_codes_to_almost_nothing_never_runs_the_model(gpt_model, monkeypatch):

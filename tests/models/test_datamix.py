@@ -41,19 +41,19 @@ def mix_file(tmp_path):
 
 
 def test_a_mix_resolves_paths_and_normalises_weights(mix_file):
-    mix = datamix.load_mixture(mix_file)
-    assert mix.name == "tiny" and [s.name for s in mix.sources] == ["prose", "code"]
-    assert [s.weight for s in mix.sources] == [0.75, 0.25]
-    assert mix.train_files()[1].endswith("data/code.txt.xz") and len(mix.valid_files()) == 1
-    assert datamix.Mixture.from_dict(json.loads(json.dumps(mix.to_dict()))) == mix
+    mixture = datamix.load_mixture(mix_file)
+    assert mixture.name == "tiny" and [s.name for s in mixture.sources] == ["prose", "code"]
+    assert [s.weight for s in mixture.sources] == [0.75, 0.25]
+    assert mixture.train_files()[1].endswith("data/code.txt.xz") and len(mixture.valid_files()) == 1
+    assert datamix.Mixture.from_dict(json.loads(json.dumps(mixture.to_dict()))) == mixture
 
 
 @pytest.mark.parametrize("edit, message", [
     (('weight = 1\n', 'weight = 0\n'), "source 'code' needs a positive weight"),
     (('"code.txt.xz"', '"missing.txt"'), "source 'code':"),
     (('name = "code"', 'name = "prose"'), "two sources share a name"),
-    (('[[source]]', '[[sauce]]'), "a mix needs at least one [[source]]"),
-    (('name = "tiny"', 'name = '), "not a mix file"),
+    (('[[source]]', '[[sauce]]'), "a mixture needs at least one [[source]]"),
+    (('name = "tiny"', 'name = '), "not a mixture file"),
 ])
 def test_a_bad_mix_is_one_clear_error(mix_file, edit, message):
     mix_file.write_text(MIX.replace(*edit))
@@ -79,11 +79,11 @@ def test_batches_draw_sources_by_weight_and_repeat_exactly(mix_file):
 
 
 def test_training_on_a_mix_reports_every_kind(mix_file, tmp_path):
-    mix = datamix.load_mixture(mix_file)
+    mixture = datamix.load_mixture(mix_file)
     cfg = TrainConfig(model={"arch": "gpt", "vocab_size": 256, "n_layer": 1, "n_embd": 32, "n_head": 2,
                              "n_kv_head": 1, "context": 16},
-                      train=mix.train_files(), valid=mix.valid_files(), out=str(tmp_path / "run"), steps=4,
-                      batch=4, warmup=2, eval_every=2, ckpt_every=2, eval_tokens=256, mixture=mix.to_dict())
+                      train=mixture.train_files(), valid=mixture.valid_files(), out=str(tmp_path / "run"), steps=4,
+                      batch=4, warmup=2, eval_every=2, ckpt_every=2, eval_tokens=256, mixture=mixture.to_dict())
     meta = json.loads((train(cfg, ByteTokenizer()) / "config.json").read_text())["training"]
     assert set(meta["valid_kinds"]) == {"prose", "code"} and meta["mixture"]["name"] == "tiny"
     kinds = meta["valid_kinds"]
@@ -119,7 +119,7 @@ def test_the_former_train_option_still_reads_a_mixture(mix_file, tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ('source = ["x"]', "a mix needs at least one"),
+    ('source = ["x"]', "a mixture needs at least one"),
     ('root = 1\n[[source]]\nname = "a"\ntrain = ["a"]\nweight = 1', "root must be a path"),
     ('[[source]]\nname = "a"\ntrain = "a.txt"\nweight = 1', "train must be a list of file names"),
 ])
@@ -130,12 +130,12 @@ def test_a_mix_of_the_wrong_shape_is_one_clear_error(tmp_path, text, message):
 
 
 def test_resuming_with_another_mix_or_batch_is_refused(mix_file, tmp_path):
-    mix = datamix.load_mixture(mix_file)
+    mixture = datamix.load_mixture(mix_file)
     cfg = TrainConfig(model={"arch": "lstm", "vocab_size": 256, "n_layer": 1, "n_embd": 16, "context": 16},
-                      train=mix.train_files(), valid=mix.valid_files(), out=str(tmp_path / "run"), steps=2,
-                      batch=2, warmup=1, eval_every=2, ckpt_every=2, eval_tokens=64, mixture=mix.to_dict())
+                      train=mixture.train_files(), valid=mixture.valid_files(), out=str(tmp_path / "run"), steps=2,
+                      batch=2, warmup=1, eval_every=2, ckpt_every=2, eval_tokens=64, mixture=mixture.to_dict())
     train(cfg, ByteTokenizer())
-    other = dict(mix.to_dict(), sources=mix.to_dict()["sources"][:1])
+    other = dict(mixture.to_dict(), sources=mixture.to_dict()["sources"][:1])
     with pytest.raises(LmzipError, match="started with another training mixture"):
         train(TrainConfig(**{**cfg.__dict__, "steps": 4, "mixture": other}), ByteTokenizer())
     saved = json.loads((tmp_path / "run" / "train_config.json").read_text())
@@ -143,5 +143,5 @@ def test_resuming_with_another_mix_or_batch_is_refused(mix_file, tmp_path):
     (tmp_path / "run" / "train_config.json").write_text(json.dumps(saved))
     with pytest.raises(LmzipError, match="started with another training mixture"):
         train(TrainConfig(**{**cfg.__dict__, "steps": 4, "mixture": other}), ByteTokenizer())
-    with pytest.raises(LmzipError, match="another batch size or mix"):
+    with pytest.raises(LmzipError, match="another batch size or mixture"):
         train(TrainConfig(**{**cfg.__dict__, "steps": 4, "batch": 3}), ByteTokenizer())
