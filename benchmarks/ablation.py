@@ -1,6 +1,6 @@
 """What each input of the context mixing adds, per kind of file: counting with one group of inputs
 silenced at a time (lmzip.cm.model's OFF_* bits: the mixers see 0 from it), then the language model
-mixed in (lmzip.coding.hybrid, on its own), what --mix writes (each file the smaller of that and
+mixed in (lmzip.coding.mix, on its own), what --mix writes (each file the smaller of that and
 counting alone) and the language model alone. Bits per byte of the payloads over the first LIMIT
 bytes of bench files grouped by kind; writes benchmarks/results/ablation.{json,md}.
 
@@ -75,7 +75,7 @@ def main() -> None:
     lines = [f"What each input adds (benchmarks/ablation.py): bits per byte over the first {args.limit:,} bytes of "
              f"each file, payload only, counting tables of level {args.level}. A row with \"-\" silences one group "
              "of counting inputs (its change against every input in brackets: what that input adds); \"+ language "
-             "model\" mixes the shipped model in, bit by bit (lmzip.coding.hybrid, on its own); --mix keeps, per "
+             "model\" mixes the shipped model in, bit by bit (lmzip.coding.mix, on its own); --mix keeps, per "
              "file here (per block in a file), the smaller of that and counting alone; the last row is the model "
              "alone (8.000: stored). Seconds: one process on a shared 2-core machine.",
              "", "| | " + " | ".join(KINDS) + " | seconds |", "|---|" + "---:|" * (len(KINDS) + 1)]

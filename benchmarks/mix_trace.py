@@ -25,11 +25,11 @@ import numpy as np
 def trace(paths: list[str], out: Path, model_name: str) -> None:
     """Code every block of ``paths`` as the default does and write one JSON line per block."""
     from lmzip.api import LMCompressor
-    from lmzip.coding import codec, hybrid, stream
+    from lmzip.coding import codec, mix, stream
 
     lm = LMCompressor(model_name, jobs=1, threads=1, mix=True)
     groups: list[dict] = []
-    real = hybrid.GroupCoder.code
+    real = mix.GroupCoder.code
 
     def code(self, t, rows, counts):  # the real step, then where the group stands
         if not hasattr(self, "_trace"):
@@ -38,29 +38,29 @@ def trace(paths: list[str], out: Path, model_name: str) -> None:
             groups.append(self._trace)
         try:
             return real(self, t, rows, counts)
-        except hybrid.OverBudget:
+        except mix.OverBudget:
             self._trace["end"] = "over"
             raise
         finally:
             self._trace["steps"].append((getattr(self, "done", 0), int(self.state.coder[3]), time.perf_counter()))
 
     lm.compress(b"warm-up: the compiled loops load once " * 64)  # not counted in the first block's seconds
-    hybrid.GroupCoder.code = code
+    mix.GroupCoder.code = code
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
         for p in paths:
             data = Path(p).read_bytes()
             for i, (block, last) in enumerate(stream.blocks(io.BytesIO(data), lm.settings.block_size)):
-                marks = np.zeros(hybrid.PROFILE, dtype=np.int64)
+                marks = np.zeros(mix.PROFILE, dtype=np.int64)
                 t0 = time.perf_counter()
                 counted = stream.counted_instead(block, lm.settings, i, last, marks)
                 t1 = time.perf_counter()
-                budget = None if counted is None else hybrid.Budget(len(counted[0]), marks if marks[-1] else None,
+                budget = None if counted is None else mix.Budget(len(counted[0]), marks if marks[-1] else None,
                                                                     len(block))
                 groups.clear()
                 try:
                     coded = codec.encode(block, lm.model, lm.settings, None, 1, block=i, last=last, budget=budget)
-                except hybrid.Unmixable:
+                except mix.Unmixable:
                     coded = None
                 t2 = time.perf_counter()
                 row = {"file": "/".join(Path(p).parts[-2:]), "block": i, "length": len(block),
@@ -77,10 +77,10 @@ def trace(paths: list[str], out: Path, model_name: str) -> None:
 def decide(row: dict, start: tuple[int, int], lead: int, slack: int) -> tuple[int | None, float, bool]:
     """What a block costs under the rule "from ``start`` of the block on, the groups stepping together,
     give up once their bytes pass (100 - lead)% of what counting paid for the same bytes plus ``slack``"
-    (lmzip.coding.hybrid.Race and Budget), replayed on its trace (whose groups ran one after another):
+    (lmzip.coding.mix.Race and Budget), replayed on its trace (whose groups ran one after another):
     (frame bytes, the mixed coder's seconds, whether the mixed frame was kept); None where the trace
     stopped before the rule would have."""
-    from lmzip.coding.hybrid import Budget
+    from lmzip.coding.mix import Budget
 
     if row["counted"] is None or not row["groups"]:
         return (row["mixed"] or row["counted"] or row["length"]), row["mixed_s"], row["mixed"] is not None

@@ -57,7 +57,7 @@ settings = Settings.make(mix="mix" in mode, adapt=kind == "scratch" or "adapt" i
                          seed=0 if kind == "scratch" else None, threads=threads,
                          counting=counting_level(name) if kind == "counting" else None)
 data = open(path, "rb").read()
-if "mix" in mode:  # mix's compiled loop (lmzip.cm.hybrid) is loaded once first, as counting's above
+if "mix" in mode:  # mix's compiled loop (lmzip.cm.mix) is loaded once first, as counting's above
     codec.encode(b"warm-up " * 64, lm, Settings.make(mix=True))
 t0 = time.perf_counter(); blob, head, bits = codec.encode(data, lm, settings, workers=procs)
 t1 = time.perf_counter()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent
 COMPILED = ("arith/kernels.py", "cm/tables.py", "cm/coder.py", "cm/parts.py", "cm/body.py", "cm/model.py",
-            "cm/hybrid.py")
+            "cm/mix.py")
 
 
 def writable(folder: Path) -> bool:

@@ -1,7 +1,7 @@
 """A counting context-mixing compressor (the paq/lpaq family) in exact integer arithmetic.
 
 Where the neural half of lmzip knows language in general, this model counts what *this* stream did:
-orders 0-8, words, sparse, record and column contexts, single pixels of a bilevel image and
+orders 0-5 and 8, words, sparse, record and column contexts, single pixels of a bilevel image and
 the longest earlier match each predict every bit (lmzip.cm.body lists them, by cm version), logistic
 mixers weigh them, APM stages correct the mix, and a 32-bit arithmetic coder codes the bit.
 
@@ -18,7 +18,7 @@ coding, plus the input/output buffers; a hostile header cannot ask for more (see
 
 Modules: `codec` (compress, decompress), `format` (the header and its checks), `body` (the context
 models, their inputs and updates, the match model: what counting's loop and the mixed loop share),
-`model` (counting's mixers and coding loop), `hybrid` (the mixed loop), `parts` (hashing, slots, mixer,
+`model` (counting's mixers and coding loop), `mix` (the mixed loop), `parts` (hashing, slots, mixer,
 APM), `coder` (the arithmetic coder), `tables` (squash, stretch, rates), `jitcache` (clears numba's
 cache when any of those changed).
 The wing imports nothing of lmzip but `errors`.

@@ -1,4 +1,4 @@
-"""The per-byte and per-bit machinery that counting's loop (`model`) and the mixed loop (`hybrid`) share:
+"""The per-byte and per-bit machinery that counting's loop (`model`) and the mixed loop (`mix`) share:
 the contexts of the next byte, the models' inputs, their updates and the match model. A context model
 is written here once and both loops get it; each loop keeps only its mixers, its APM stages and the
 way it walks its input.

@@ -13,7 +13,7 @@ import hashlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ("tables.py", "coder.py", "parts.py", "body.py", "model.py", "hybrid.py")
+SOURCES = ("tables.py", "coder.py", "parts.py", "body.py", "model.py", "mix.py")
 
 
 def sources_digest(folder: Path = HERE) -> str:

@@ -2,7 +2,7 @@
 
 ``codec`` is the encoder and the decoder as mirror images; ``settings`` every coding option with its
 defaults; ``format`` the ``.lmz`` container (header, CRCs) and ``coder`` the range-coder glue, neither
-of which imports torch; ``hybrid`` counting mixed into the model, bit by bit (format 11); ``legacy``
+of which imports torch; ``mix`` counting mixed into the model, bit by bit (format 11); ``legacy``
 what formats 8-10 laid out and coded otherwise (their header layouts, the token match model their mix
 flag stands for); ``learn`` learning while
 coding in deterministic float64; ``parallel`` segment groups side by side in threads; ``transform`` the

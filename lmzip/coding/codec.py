@@ -12,7 +12,7 @@ Where the counts come from is the file's arithmetic (lmzip.coding.settings):
   - exact with learning (4, or 2): the same, and after every block of steps encoder and decoder take
     the same learning step (lmzip.coding.learn, in lmzip.arith.detfloat's deterministic float64) and rebuild
     the exact predictor from the new weights.
-With mix (format 11) the coder is lmzip.coding.hybrid's: each token coded bit by bit, the counts
+With mix (format 11) the coder is lmzip.coding.mix's: each token coded bit by bit, the counts
 mixed with the counting models of lmzip.cm; without it, constriction's range coder codes the counts.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from lmzip.coding import counting, hybrid, parallel, transform
+from lmzip.coding import counting, mix, parallel, transform
 from lmzip.coding.coder import Decoder, Encoder, coded_bits
 from lmzip.coding.format import join_streams, split_streams, stored_frame, verify
 from lmzip.coding.header import Header, crc32, decode_memory
@@ -158,14 +158,14 @@ def trace(data: bytes, model: LoadedModel, settings: Settings, visit: Visit,
 
 
 def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, settings: Settings, original: int,
-                  race: tuple[hybrid.Race, int] | None = None,
+                  race: tuple[mix.Race, int] | None = None,
                   progress: Progress | None = None) -> tuple[bytes, float]:
     """Code one group of segments: its range-coder words (or with mix, its counting-mixed coder's
     bytes) and the bits the coder paid (``original``: the block's length, which bounds a segment's;
-    ``race``: with mix, the block's groups racing counting, and this group's number: hybrid.OverBudget)."""
+    ``race``: with mix, the block's groups racing counting, and this group's number: mix.OverBudget)."""
     if settings.mix:
         try:
-            mixed = hybrid.GroupCoder(model, lengths, settings.mix_level, original, known=segs, race=race)
+            mixed = mix.GroupCoder(model, lengths, settings.mix_level, original, known=segs, race=race)
             with computation(settings):
                 _lockstep(model, lengths, settings, mixed.code, progress, known=segs)
         finally:
@@ -189,7 +189,7 @@ def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, setti
                   progress: Progress | None = None) -> np.ndarray:
     """The mirror image of _encode_group: the group's tokens, segment after segment."""
     if settings.mix:
-        code = hybrid.GroupCoder(model, lengths, settings.mix_level, original, payload=payload).code
+        code = mix.GroupCoder(model, lengths, settings.mix_level, original, payload=payload).code
     else:
         dec = Decoder(payload)
 
@@ -213,7 +213,7 @@ def header(data: bytes, model: LoadedModel, settings: Settings, **where) -> Head
 
 def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
            workers: int | None = None, block: int = 0, last: bool = True,
-           budget: hybrid.Budget | None = None) -> tuple[bytes, Header, float] | None:
+           budget: mix.Budget | None = None) -> tuple[bytes, Header, float] | None:
     """Code ``data``, block number ``block`` of an input (lmzip.coding.stream; at most
     ``settings.block_size`` bytes); returns its frame, the frame's header and the bits the coder paid
     (Σ -log2 p). ``workers`` decides only how many groups run at once, never how the input is cut.
@@ -242,13 +242,13 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     settings = with_threads(settings, min(workers, head.groups))
     race = None
     if budget is not None:  # the groups step together, judged as one (CRLF folded: the text's bytes)
-        race = hybrid.Race(replace(budget, text=max(1, len(text))) if crlf else budget, len(bounds), workers)
+        race = mix.Race(replace(budget, text=max(1, len(text))) if crlf else budget, len(bounds), workers)
     tasks = [(segs[a:b], layout.lengths[a:b], settings, len(data), race and (race, i))
              for i, (a, b) in enumerate(bounds)]
     try:
         results = parallel.map_groups(_encode_group, model, tasks, workers, progress, _sizes(layout.lengths, bounds),
                                       together=race is not None)
-    except hybrid.OverBudget:
+    except mix.OverBudget:
         return None
     payload = join_streams([r[0] for r in results])
     bits = sum(r[1] for r in results)
@@ -286,7 +286,7 @@ def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Pr
     workers = workers or parallel.default_workers()
     need, have = decode_memory(head), parallel.available_memory()
     if head.mix:  # each group's counting tables and byte buffer, for the groups that run at once
-        need += hybrid.memory(head, model, workers)
+        need += mix.memory(head, model, workers)
     if have is not None and need > have:
         raise LmzipError(f"needs {need / 2**30:.1f} GiB of memory to decode, {have / 2**30:.1f} GiB available")
     settings = with_threads(replace(settings_of(head, device), threads=threads), min(workers, head.groups))

@@ -1,7 +1,7 @@
 """The header of an ordinary .lmz frame: its fields, its bytes, its checks (a short frame's: lmzip.coding.short).
 
 A file is one or more frames, one per block of the input: some coded by a language model, with counting
-mixed in (the mix flag, lmzip.coding.hybrid) or not, some by counting alone (lmzip.cm), some stored.
+mixed in (the mix flag, lmzip.coding.mix) or not, some by counting alone (lmzip.cm), some stored.
 Blocks are cut at a fixed size that the header records, every block but the last is full, and each frame
 is coded and checked on its own, so neither side holds more than a block. This module knows format 11,
 the one lmzip writes; what formats 8-10 laid out otherwise is described in lmzip.coding.legacy, as a
@@ -71,7 +71,7 @@ class Header:
     crc32: int
     stored: bool = False
     crlf: bool = False
-    mix: bool = False  # counting mixed into the model, bit by bit (lmzip.coding.hybrid)
+    mix: bool = False  # counting mixed into the model, bit by bit (lmzip.coding.mix)
     model_id: bytes = bytes(16)
     model_name: str = ""
     n_tokens: int = 0

@@ -73,7 +73,7 @@ def _glibc(name: str, *args: int) -> None:
 def map_groups(fn: Callable, model, tasks: list[tuple], workers: int, progress=None,
                sizes: list[int] | None = None, together: bool = False) -> list[Any]:
     """``[fn(model, *task, progress) for task in tasks]``, up to ``workers`` at once in threads
-    (``together``: every task in a thread of its own, which take turns: lmzip.coding.hybrid.Race).
+    (``together``: every task in a thread of its own, which take turns: lmzip.coding.mix.Race).
 
     ``progress`` sees the sum over the groups (``sizes``: each group's total), reported from this
     thread. Where a group raises (a give-up, corrupt data) or this thread is interrupted (Ctrl-C, a

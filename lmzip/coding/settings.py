@@ -42,7 +42,7 @@ MIX_LEVEL = 5
 # A smaller block is counted at SMALL_COUNTED_LEVEL, -1's: there level 8 gains ~0.1-0.5% and costs its
 # tables' setting up (fields.c, 11 KB: 0.15 s against 0.05 s at 6).
 COUNTED_LEVEL, COUNTED_LARGE, SMALL_COUNTED_LEVEL = 8, 1 << 20, cm_format.DEFAULT_LEVEL
-LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (hybrid.Budget)
+LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class Settings:
     """How to code: the mode (mix, adapt, seed), the layout (segment, rows, groups) and where it runs
     (device, threads: they change the speed, never the bits)."""
 
-    mix: bool = False  # mix the counting models in, bit by bit (lmzip.coding.hybrid; format 11)
+    mix: bool = False  # mix the counting models in, bit by bit (lmzip.coding.mix; format 11)
     adapt: AdaptConfig | None = None  # learn while coding (lmzip.coding.learn)
     seed: int | None = None  # start from the preset's seeded random weights (with adapt)
     segment: int | None = None  # tokens per segment; None: chosen from the input size

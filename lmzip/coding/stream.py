@@ -25,7 +25,7 @@ from lmzip.coding.source import read_full
 from lmzip.errors import LmzipError
 
 if TYPE_CHECKING:  # the codec (and torch with it) is imported only where a model codes
-    from lmzip.coding.hybrid import Budget
+    from lmzip.coding.mix import Budget
     from lmzip.models.checkpoint import LoadedModel
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes in all; the latter grows where unknown)
@@ -148,10 +148,10 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
 
     if not settings.mix:
         return codec.encode(data, model, settings, progress, workers, block=block, last=last)
-    # counting first (~10x faster); the mixed coder is not tried on a block of short tokens (hybrid.SHORT),
+    # counting first (~10x faster); the mixed coder is not tried on a block of short tokens (mix.SHORT),
     # and a group of it gives up once its bytes pass what counting paid for as many bytes (by a margin),
     # or the whole counted frame's
-    from lmzip.coding.hybrid import PROFILE, Budget, Unmixable, token_bytes
+    from lmzip.coding.mix import PROFILE, Budget, Unmixable, token_bytes
 
     marks = np.zeros(PROFILE, dtype=np.int64)
     parallel.give_back()  # what the block before freed, before counting's tables take fresh pages
@@ -185,7 +185,7 @@ def _trial_ahead(data: bytes, settings: Settings, budget: Budget, workers: int |
     from dataclasses import replace
 
     from lmzip.coding import codec
-    from lmzip.coding.hybrid import Unmixable
+    from lmzip.coding.mix import Unmixable
     from lmzip.models import registry
 
     verdict: list[bool] = []

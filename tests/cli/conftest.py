@@ -21,7 +21,7 @@ def work(tmp_path, model_dir, monkeypatch):
 @pytest.fixture()
 def model_frames(monkeypatch):
     """Mix keeps the model's frame even where counting alone would be smaller (tests of what a level or
-    a flag hands the codec; tests/coding/test_hybrid.py tests the choice itself)."""
+    a flag hands the codec; tests/coding/test_mix.py tests the choice itself)."""
     from lmzip.coding import stream
 
     monkeypatch.setattr(stream, "counted_instead", lambda *a: None)

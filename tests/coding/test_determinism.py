@@ -10,16 +10,16 @@ import pytest
 import torch
 
 from lmzip.arith import exact, versions
-from lmzip.coding import codec, hybrid
+from lmzip.coding import codec, mix
 from lmzip.coding import format as fmt
 from lmzip.coding.settings import ARITH_EXACT, ARITH_LEARN, Settings
 from tests.conftest import TEXT
 
 
 def record_rows(monkeypatch):
-    """Every row of counts the coder is handed, by either coder (the range coder, or mix's hybrid)."""
+    """Every row of counts the coder is handed, by either coder (the range coder, or lmzip.coding.mix's)."""
     rows: list[np.ndarray] = []
-    real = codec.Encoder.code, codec.Decoder.code, hybrid.GroupCoder.code
+    real = codec.Encoder.code, codec.Decoder.code, mix.GroupCoder.code
 
     def mixed(self, t, active, counts):
         rows.append(np.array(counts))
@@ -35,15 +35,15 @@ def record_rows(monkeypatch):
 
     monkeypatch.setattr(codec.Encoder, "code", enc)
     monkeypatch.setattr(codec.Decoder, "code", dec)
-    monkeypatch.setattr(hybrid.GroupCoder, "code", mixed)
+    monkeypatch.setattr(mix.GroupCoder, "code", mixed)
     return rows
 
 
-@pytest.mark.parametrize("mix", [False, True])
-def test_encoder_and_decoder_counts_are_identical_integers(byte_model, monkeypatch, mix):
+@pytest.mark.parametrize("mixing", [False, True])
+def test_encoder_and_decoder_counts_are_identical_integers(byte_model, monkeypatch, mixing):
     rows = record_rows(monkeypatch)
-    blob, head, _ = codec.encode(TEXT[:300], byte_model, Settings(segment=40, mix=mix))
-    assert head.mix == mix
+    blob, head, _ = codec.encode(TEXT[:300], byte_model, Settings(segment=40, mix=mixing))
+    assert head.mix == mixing
     enc_rows = list(rows)
     rows.clear()
     codec.decode(*fmt.unpack(blob), byte_model)

@@ -63,7 +63,7 @@ def test_encoder_reproduces_the_golden_blocks(arch):
 def test_a_one_block_payload_is_format_8s(arch, tag, arith):
     """Formats 9 to 11 changed the container, not the coding: one block's payload is the format-8 file's,
     in arithmetic 3 and in arithmetic 1, whose code is kept to decode those files; but with mix, which
-    format 11 codes anew (counting mixed in, lmzip.coding.hybrid), and which the v8-v10 files decode as
+    format 11 codes anew (counting mixed in, lmzip.coding.mix), and which the v8-v10 files decode as
     they were written (test_every_golden_file_decodes)."""
     blob, head, _ = codec.encode(CASES[tag][0](), golden_model(arch, tag), golden_settings(tag, arith))
     old = fmt.unpack(golden_path(arch, tag, 8, arith).read_bytes())[1]

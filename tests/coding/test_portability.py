@@ -58,7 +58,7 @@ def measure(threads: int = 1, ref_dir: str | Path | None = None, write_to: Path 
     from lmzip.coding import codec
     from lmzip.coding import format as fmt
     from lmzip.coding.coder import Encoder
-    from lmzip.coding.hybrid import GroupCoder
+    from lmzip.coding.mix import GroupCoder
     from tests.coding.test_golden import ORIGINAL
     from tests.make_golden import golden_model
 
@@ -70,7 +70,7 @@ def measure(threads: int = 1, ref_dir: str | Path | None = None, write_to: Path 
             h.update(counts.astype("<f4").tobytes())
             return real(self, symbols, counts)
 
-        def spy_mixed(self, t, rows, counts, h=h):  # with mix, the counts go to lmzip.coding.hybrid
+        def spy_mixed(self, t, rows, counts, h=h):  # with mix, the counts go to lmzip.coding.mix
             h.update(np.ascontiguousarray(counts).astype("<f4").tobytes())
             return mixed(self, t, rows, counts)
 

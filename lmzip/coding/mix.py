@@ -1,4 +1,4 @@
-"""The language model and counting, mixed (format 11): a group's tokens coded bit by bit by lmzip.cm.hybrid.
+"""The language model and counting, mixed (format 11): a group's tokens coded bit by bit by lmzip.cm.mix.
 
 This is the coder that `codec._lockstep` drives when a file mixes counting in: each step hands it the
 model's exact counts for one token of every active segment, and it codes (or decodes) those tokens
@@ -20,7 +20,7 @@ from lmzip.errors import IntegrityError
 
 @lru_cache(maxsize=4)
 def _vocab(pieces: tuple[bytes, ...]):
-    from lmzip.cm.hybrid import Vocab
+    from lmzip.cm.mix import Vocab
 
     return Vocab.of(list(pieces))
 
@@ -194,21 +194,21 @@ class GroupCoder:
     def __init__(self, model, lengths: np.ndarray, level: int, original_length: int,
                  payload: bytes | None = None, known: np.ndarray | None = None,
                  race: tuple[Race, int] | None = None):
-        from lmzip.cm import hybrid
+        from lmzip.cm import mix
 
-        self.h, self.v = hybrid, vocab_of(model.tokenizer, outputs(model))
+        self.h, self.v = mix, vocab_of(model.tokenizer, outputs(model))
         self.encoding, self.known = payload is None, known
         self.race, self.group = race if race is not None else (None, 0)
         if self.race is not None:  # the group's bytes, and how many of them are coded
             size = self.v.slen[self.v.rank]  # token id -> its bytes
             self.size, self.done = size, 0
             self.bytes = sum(int(size[known[i, : lengths[i]]].sum()) for i in range(len(lengths)))
-        self.state = hybrid.allocate(level, len(lengths), capacity(lengths, self.v, original_length),
+        self.state = mix.allocate(level, len(lengths), capacity(lengths, self.v, original_length),
                                      len(self.v.slen))
         if self.encoding:
             self.out, self.src = np.empty(4096, dtype=np.uint8), np.zeros(1, dtype=np.uint8)
         else:
-            self.out, self.src = np.zeros(1, dtype=np.uint8), hybrid.start(self.state, payload)
+            self.out, self.src = np.zeros(1, dtype=np.uint8), mix.start(self.state, payload)
         if self.race is not None:
             self.race.join(self.group, self.bytes)
 
@@ -243,7 +243,7 @@ class GroupCoder:
 
 def memory(head, model, at_once: int) -> int:
     """Bytes that ``at_once`` groups of a mixed frame hold together for their counting tables and buffers."""
-    from lmzip.cm.hybrid import table_bytes
+    from lmzip.cm.mix import table_bytes
 
     seg, n = head.segment_length, head.n_segments
     per_group = -(-n // head.groups)
