@@ -37,7 +37,7 @@ def parse_header(blob: bytes) -> Header:
     """Parse and check the header at the start of ``blob``, of the kind its magic names (the payload may
     follow, or not)."""
     if blob[:4] == SHORT_MAGIC:
-        return short.parse_header(blob)
+        return short.parse_header(blob, legacy.SHORT_READS)
     return header.parse_header(blob, legacy.READS)
 
 
@@ -47,6 +47,11 @@ def header_size(prefix: bytes) -> int:
     return header.header_size(prefix, legacy.READS)
 
 
+def _read_short(src: Source, start: bytes, check: Check | None = None) -> tuple[Header, bytes]:
+    """A short frame of any version this lmzip reads (see short.read)."""
+    return short.read(src, start, check, legacy.SHORT_READS, legacy.payload_to_end)
+
+
 def unpack(blob: bytes) -> tuple[Header, bytes]:
     """Parse and check a file of one frame (every version-8 file; a version-9 file of one block);
     returns the header and the payload."""
@@ -54,7 +59,7 @@ def unpack(blob: bytes) -> tuple[Header, bytes]:
     payload = blob[h.size :]
     if h.short:  # its payload's length is checked as read_frames does
         src = Source(io.BytesIO(blob[4:]))
-        h, payload = short.read(src, blob[:4])
+        h, payload = _read_short(src, blob[:4])
         if src.read(1):
             raise FormatError("trailing garbage after the payload")
         return h, payload
@@ -101,7 +106,7 @@ def read_frames(src: BinaryIO, check: Check | None = None) -> Iterator[tuple[Hea
 def _one_file(src: Source, start: bytes, check: Check | None) -> Iterator[tuple[Header, bytes]]:
     """The frames of one compressed file whose first bytes ``start`` were read already."""
     if start[:4] == SHORT_MAGIC:  # the whole file is one short frame
-        yield short.read(src, start, check)
+        yield _read_short(src, start, check)
         return
     expect, block_size = 0, 0
     while True:

@@ -1,4 +1,5 @@
-"""Short frames (formats 10, 12-14): an input of one block, stored or counted, behind a header of 15-29 bytes.
+"""Short frames (versions 12-14; format 10's, lmzip.coding.legacy): an input of one block, stored or counted,
+behind a header of 15-29 bytes.
 
 In the ordinary frame a small file is mostly header: 78 bytes before a counting payload, which
 carries 18 of its own. That decided against PPMd on files of a few KB and below. An input of one
@@ -8,40 +9,31 @@ the original length and CRC32, for counting the cm level (version 14: and the cm
 payload length, the header's CRC32 (docs/format.md, the one description of the layout).
 
 A frame ends where its payload does, so another file may follow it (``cat a.lmz b.lmz``: a
-concatenation decodes to the concatenation, lmzip.coding.format.read_frames). In version 10 a
-counting payload had no length and ran to the end of the file; the reader finds where it ends by
-decoding it and coding the bytes again (counting is deterministic: the same bytes the encoder
-wrote), so a file after it is read as one and bytes after it that begin no file are an error.
-The counting payload is an lmzip.cm stream without its own header, which the reader rebuilds from
-the fields above before handing it to lmzip.cm (and its checks): version 14 records the stream's cm
-version, 13 holds one of cm version 2 (lmzip.cm.format), 12 and 10 one of cm version 1; 13 and 12 lay
-their bytes out alike. A frame is written in the oldest version that holds it (13, 14 for cm version 3),
-so a file that an earlier lmzip could read stays readable there.
+concatenation decodes to the concatenation, lmzip.coding.format.read_frames; in format 10 a counting
+payload ran to the end of the file: lmzip.coding.legacy). The counting payload is an lmzip.cm stream
+without its own header, which the reader rebuilds from the fields above before handing it to lmzip.cm
+(and its checks): version 14 records the stream's cm version, 13 holds one of cm version 2
+(lmzip.cm.format), 12 one of cm version 1; 13 and 12 lay their bytes out alike (`ShortLayout`). A
+frame is written in the oldest version that holds it (13, 14 for cm version 3), so a file that an
+earlier lmzip could read stays readable there.
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from lmzip.arith import versions
 from lmzip.coding.header import MAGIC as FRAME_MAGIC
 from lmzip.coding.header import Header, crc32
-from lmzip.coding.header import parse_header as parse_frame_header
-from lmzip.coding.legacy import READS as FRAME_READS
 from lmzip.coding.source import Check, Source, read_full
 from lmzip.errors import FormatError
 
 MAGIC = b"\x89LMz"
 MAGICS = (MAGIC, FRAME_MAGIC)  # where another file may start
-VERSION = 14  # short frames came with format 10, record their payload length since 12, hold cm version 2 since
-# 13, and record their payload's cm version since 14
-LEGACY = 10  # a counting payload without its length: it runs to the end of the file
-CM_VERSION = {LEGACY: 1, 12: 1, 13: 2}  # the lmzip.cm stream version a short frame's counting payload is in, where
-# the frame's version implies it
-READS = (LEGACY, 12, 13, VERSION)
-MAX_CUTS = 8  # version 10 followed by more bytes: the most places tried where the next file may start
+VERSION = 14
 STORED, COUNTING = 1, 2
 MAX_LENGTH = (1 << 63) - 1
 
@@ -68,6 +60,21 @@ def _read_varint(blob: bytes, at: int) -> tuple[int, int]:
     raise FormatError("truncated header" if len(blob) < at + 9 else "corrupt header (a length of over 63 bits)")
 
 
+@dataclass(frozen=True)
+class ShortLayout:
+    """What one version of the short frame holds (12-14 here; format 10's in lmzip.coding.legacy)."""
+
+    version: int
+    length: bool = True  # a counting payload's length follows the level (else it runs to the end of the file)
+    cm: int = 0  # the lmzip.cm version of every counting payload (0: a byte after the level records it)
+
+
+# version 12 records the payload's length, 13 holds cm version 2, 14 records the payload's cm version
+LAYOUTS = {12: ShortLayout(12, cm=1), 13: ShortLayout(13, cm=2), 14: ShortLayout(VERSION)}
+IMPLIED_CM = max(layout.cm for layout in LAYOUTS.values())  # a recorded cm version is newer than this
+MAX_HEADER = 29  # bytes
+
+
 def level_of(head: Header) -> int:
     """The cm level a counting frame was coded at (its model name, ``cm-L``)."""
     return int(head.model_name[3:])
@@ -78,12 +85,13 @@ class ShortHeader(Header):
     """A short frame's header: the fields of an ordinary one that a stored or counted block fills in."""
 
     short: bool = True
-    cm_version: int = 0  # counting, version 14: its payload's lmzip.cm version (before: the frame's implies it)
+    cm_version: int = 0  # counting: its payload's lmzip.cm version (recorded, or implied by the version)
+    layout: ShortLayout | None = field(default=None, compare=False, repr=False)  # the version's (None: LAYOUTS')
 
     @property
     def counted_by(self) -> int:
         """The lmzip.cm version of a counting payload."""
-        return self.cm_version or CM_VERSION[self.version]
+        return self.cm_version
 
     def pack(self) -> bytes:
         """The header bytes, its own CRC32 last."""
@@ -98,10 +106,11 @@ class ShortHeader(Header):
 def pack(head: ShortHeader) -> bytes:
     """The short header of a stored or counting frame."""
     kind = COUNTING if head.counting else STORED
+    layout = head.layout or LAYOUTS[head.version]
     body = MAGIC + bytes([head.version, kind]) + _varint(head.original_length) + struct.pack("<I", head.crc32)
     if head.counting:
-        body += bytes([level_of(head)]) + (bytes([head.cm_version]) if head.version >= 14 else b"")
-        body += _varint(head.payload_length) if head.version > LEGACY else b""
+        body += bytes([level_of(head)]) + (b"" if layout.cm else bytes([head.cm_version]))
+        body += _varint(head.payload_length) if layout.length else b""
     return body + struct.pack("<I", zlib.crc32(body))
 
 
@@ -114,25 +123,27 @@ def frame(data: bytes, level: int | None, coded: bytes | None) -> tuple[bytes, H
         from lmzip.cm import format as cmfmt
 
         payload, cm_version = coded[cmfmt.HEADER_BYTES :], coded[4]
-        version = 13 if cm_version == CM_VERSION[13] else VERSION
+        version = next((v for v, layout in LAYOUTS.items() if layout.cm == cm_version), VERSION)  # the oldest
         head = ShortHeader(len(data), crc32(data), counting=True, arith=versions.COUNTING, model_name=f"cm-{level}",
-                           payload_length=len(payload), version=version, cm_version=cm_version * (version >= 14))
+                           payload_length=len(payload), version=version, cm_version=cm_version)
     return pack(head) + payload, head
 
 
-def parse_header(blob: bytes) -> ShortHeader:
-    """The header at the start of ``blob`` (its payload length still unknown: 0), checked."""
+def parse_header(blob: bytes, layouts: dict[int, ShortLayout] = LAYOUTS) -> ShortHeader:
+    """The header at the start of ``blob``, of a version in ``layouts``, checked (a payload without a
+    recorded length: 0 for now)."""
     if len(blob) < 6:
         raise FormatError("truncated header")
     version = blob[4]
-    if version not in READS:
+    if version not in layouts:
         raise FormatError(f"unsupported format version {version} of a short frame")
+    layout = layouts[version]
     kind = blob[5]
     if kind not in (STORED, COUNTING):
         raise FormatError("unsupported short frame kind (written by a newer lmzip?)")
     length, at = _read_varint(blob, 6)
-    end, payload = at + 4 + (kind == COUNTING) * (1 + (version >= 14)), length
-    if kind == COUNTING and version > LEGACY:
+    end, payload = at + 4 + (kind == COUNTING) * (1 + (not layout.cm)), length
+    if kind == COUNTING and layout.length:
         payload, end = _read_varint(blob, end)
         if payload >= length or payload == 0:
             raise FormatError("corrupt header (a counting payload as long as the original)")
@@ -143,24 +154,32 @@ def parse_header(blob: bytes) -> ShortHeader:
         raise FormatError("corrupt header (header checksum mismatch)")
     (crc,) = struct.unpack_from("<I", blob, at)
     if kind == STORED:
-        return ShortHeader(length, crc, stored=True, payload_length=length, version=version)
-    level, cm_version = blob[at + 4], blob[at + 5] if version >= 14 else 0
+        return ShortHeader(length, crc, stored=True, payload_length=length, version=version, layout=layout)
+    level, cm_version = blob[at + 4], layout.cm or blob[at + 5]
     if not 1 <= level <= 9:
         raise FormatError(f"corrupt header (counting level {level})")
-    if version >= 14 and cm_version <= CM_VERSION[13]:
-        raise FormatError(f"corrupt header (cm version {cm_version} in a version-14 frame)")
+    if not layout.cm and cm_version <= IMPLIED_CM:
+        raise FormatError(f"corrupt header (cm version {cm_version} in a version-{version} frame)")
     return ShortHeader(length, crc, counting=True, arith=versions.COUNTING, model_name=f"cm-{level}",
-                       version=version, payload_length=payload if version > LEGACY else 0, cm_version=cm_version)
+                       version=version, payload_length=payload if layout.length else 0, cm_version=cm_version,
+                       layout=layout)
 
 
-def read(src: Source, start: bytes, check: Check | None = None) -> tuple[ShortHeader, bytes]:
-    """The short frame whose first bytes ``start`` were read already: header and payload; what was read
-    past its end is put back into ``src`` (another file may follow). A stored payload holds exactly the
-    original's length; a counting one less (else it was stored)."""
-    blob = start + read_full(src, max(0, 29 - len(start)))  # a short header is at most 29 bytes
-    head = parse_header(blob)
-    if head.version == LEGACY and head.counting:
-        return head, _legacy_payload(src, head, blob[head.size :], check)
+ToEnd = Callable[[Source, ShortHeader, bytes, Check | None], bytes]  # lmzip.coding.legacy.payload_to_end
+
+
+def read(src: Source, start: bytes, check: Check | None = None, layouts: dict[int, ShortLayout] = LAYOUTS,
+         to_end: ToEnd | None = None) -> tuple[ShortHeader, bytes]:
+    """The short frame whose first bytes ``start`` were read already, of a version in ``layouts``: header
+    and payload; what was read past its end is put back into ``src`` (another file may follow). A stored
+    payload holds exactly the original's length; a counting one less (else it was stored); one whose
+    length the version does not record is found by ``to_end`` (lmzip.coding.legacy)."""
+    blob = start + read_full(src, max(0, MAX_HEADER - len(start)))
+    head = parse_header(blob, layouts)
+    if head.counting and not layouts[head.version].length:
+        if to_end is None:
+            raise ValueError("a payload that runs to the end of the file needs to_end")
+        return head, to_end(src, head, blob[head.size :], check)
     want = head.payload_length
     payload = blob[head.size : head.size + want]
     src.unread(blob[head.size + want :])
@@ -168,45 +187,6 @@ def read(src: Source, start: bytes, check: Check | None = None) -> tuple[ShortHe
     if len(payload) < want:
         raise FormatError(f"truncated file ({len(payload)} of {want} payload bytes)")
     return head, payload
-
-
-def _legacy_payload(src: Source, head: Header, payload: bytes, check: Check | None) -> bytes:
-    """A version-10 counting payload, which records no length: where it ends, found by ``check`` (which
-    decodes the frame and codes the bytes again: the very payload the encoder wrote), on the bytes up to
-    the original's length or, where those do not decode, up to where another file's magic begins;
-    without ``check`` (listing headers), the end of the file or the first such magic."""
-    want = max(0, head.original_length - 1)  # bytes read past this would make the frame "as long as the original"
-    payload += read_full(src, max(0, want - len(payload)))
-    more = src.read(1)
-    src.unread(more)
-    cuts = [i for i in range(1, len(payload) - 3) if payload[i : i + 4] in MAGICS][:MAX_CUTS]
-    if check is not None:
-        for window in (len(payload), *cuts):
-            n = check(head, payload[:window])
-            if n is not None:
-                src.unread(payload[n:])
-                head.payload_length = n
-                return payload[:n]
-        raise FormatError("corrupt data (a format-10 counting payload that does not decode and code back to "
-                          "itself)")
-    cut = next((c for c in cuts if _starts_a_file(payload[c:])), None)  # listing headers: no decoding
-    if cut is not None:
-        src.unread(payload[cut:])
-        head.payload_length = cut
-        return payload[:cut]
-    if more or len(payload) > want:
-        raise FormatError("corrupt header (a counting payload as long as the original)")
-    head.payload_length = len(payload)
-    return payload  # to the end of the file
-
-
-def _starts_a_file(blob: bytes) -> bool:
-    """Whether ``blob`` begins with a header that reads (or that only the bytes at hand cut short)."""
-    try:
-        parse_header(blob) if blob[:4] == MAGIC else parse_frame_header(blob, FRAME_READS)
-    except FormatError as e:
-        return "truncated header" in str(e)
-    return True
 
 
 def cm_stream(head: ShortHeader, payload: bytes) -> bytes:

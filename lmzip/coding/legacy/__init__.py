@@ -8,24 +8,12 @@ format 11 alone.
   10  frames coded by counting alone (the counting flag; lmzip 0.6)
 In all three the mix flag means the token match model (`match`: an online model of repeated tokens that
 reshapes the language model's counts), and byte 7 is reserved. The header parser reads them by their
-`Layout`s below; the decoder runs the match model where a header says so (Header.match). A format-10
-file may also hold a short frame of version 10 (lmzip.coding.short: its counting payload runs to the end
-of the file).
+`Layout`s (`frame`); the decoder runs the match model (`match`) where a header says so (Header.match). A
+format-10 file may also be one short frame of version 10, whose counting payload runs to the end of the
+file (`short`). lmzip.coding.format, the one dispatch, hands the parsers these layouts beside today's.
 """
 
-from __future__ import annotations
+from lmzip.coding.legacy.frame import LEGACY_LAYOUTS, READS, pack
+from lmzip.coding.legacy.short import SHORT_LAYOUTS, SHORT_READS, payload_to_end
 
-from lmzip.coding.header import FLAG_COUNT, FLAG_LAST, LAYOUTS, Header, Layout
-
-_FORMAT_8 = Layout(8, flags=Layout.flags & ~(FLAG_LAST | FLAG_COUNT), blocks=False, mix_level=False, match=True)
-LEGACY_LAYOUTS = {
-    8: _FORMAT_8,
-    9: Layout(9, flags=Layout.flags & ~FLAG_COUNT, mix_level=False, match=True),
-    10: Layout(10, mix_level=False, match=True),
-}
-READS = {**LEGACY_LAYOUTS, **LAYOUTS}  # every version the reader takes: these and the current ones
-
-
-def pack(head: Header) -> bytes:
-    """The bytes of a header of format 8-10 (its ``version``): for tests and tools that craft old files."""
-    return head.pack(LEGACY_LAYOUTS[head.version])
+__all__ = ["LEGACY_LAYOUTS", "READS", "SHORT_LAYOUTS", "SHORT_READS", "pack", "payload_to_end"]
