@@ -157,7 +157,7 @@ LN2, _INV_LN2, _TAYLOR = kernels.LN2, kernels.INV_LN2, kernels.EXP_TAYLOR  # exp
 def dexp(x: Tensor) -> Tensor:
     """exp(x) for x <= 0: x = r - k ln 2 with r in about [-ln 2, 0], a Horner polynomial for exp(r), times 2^-k."""
     if _cpu(x):
-        return torch.from_numpy(kernels.dexp(_flat(x), *_consts())).view(x.shape)
+        return torch.from_numpy(kernels.each(_flat(x), *_consts(), kernels.EXP)).view(x.shape)
     x = x.clamp(min=-700.0)
     k = torch.floor(-x * _INV_LN2)
     r = x + k * LN2
@@ -174,7 +174,7 @@ def _consts():
 def sigmoid(x: Tensor) -> Tensor:
     """1 / (1 + exp(-x)) from dexp of -|x| (no overflow either side)."""
     if _cpu(x):
-        return torch.from_numpy(kernels.sigmoid(_flat(x), *_consts())).view(x.shape)
+        return torch.from_numpy(kernels.each(_flat(x), *_consts(), kernels.SIGMOID)).view(x.shape)
     e = dexp(-x.abs())
     one = torch.ones_like(e)
     return torch.where(x >= 0, div(one, one + e), div(e, one + e))
@@ -183,7 +183,7 @@ def sigmoid(x: Tensor) -> Tensor:
 def tanh(x: Tensor) -> Tensor:
     """2 sigmoid(2x) - 1."""
     if _cpu(x):
-        return torch.from_numpy(kernels.tanh(_flat(x), *_consts())).view(x.shape)
+        return torch.from_numpy(kernels.each(_flat(x), *_consts(), kernels.TANH)).view(x.shape)
     return sigmoid(x * 2.0) * 2.0 - 1.0
 
 

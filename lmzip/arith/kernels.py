@@ -403,13 +403,6 @@ def _exp1(v, pow2):
     return p * pow2[int(k)]
 
 
-@_jit
-def dexp(x, pow2):
-    """detfloat.dexp element by element."""
-    out = np.empty_like(x)
-    for i in range(x.size):
-        out[i] = _exp1(x[i], pow2)
-    return out
 
 
 @_jit
@@ -541,21 +534,20 @@ def _sigmoid1(z, pow2):
     return 1.0 / (1.0 + e) if z >= 0 else e / (1.0 + e)
 
 
-@_jit
-def sigmoid(x, pow2):
-    """detfloat.sigmoid element by element."""
-    out = np.empty_like(x)
-    for i in range(x.size):
-        out[i] = _sigmoid1(x[i], pow2)
-    return out
+EXP, SIGMOID, TANH = 0, 1, 2  # the functions ``each`` applies
 
 
 @_jit
-def tanh(x, pow2):
-    """detfloat.tanh element by element: 2 sigmoid(2x) - 1."""
+def each(x, pow2, kind):
+    """detfloat's dexp (``kind`` EXP), sigmoid or tanh (2 sigmoid(2x) - 1) element by element."""
     out = np.empty_like(x)
     for i in range(x.size):
-        out[i] = _sigmoid1(x[i] * 2.0, pow2) * 2.0 - 1.0
+        if kind == EXP:
+            out[i] = _exp1(x[i], pow2)
+        elif kind == SIGMOID:
+            out[i] = _sigmoid1(x[i], pow2)
+        else:
+            out[i] = _sigmoid1(x[i] * 2.0, pow2) * 2.0 - 1.0
     return out
 
 
