@@ -29,27 +29,12 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
-from lmzip.cm.body import (
-    C4,
-    FILL,
-    MLEN,
-    N_STATE,
-    buckets,
-    byte_done,
-    contexts,
-    inputs,
-    learn,
-    match_byte,
-    match_index,
-    match_inputs,
-    match_learn,
-    match_quant,
-    n_hashed,
-    n_inputs,
-    n_models,
-)
+
+# isort: split
+from lmzip.cm import body  # the context models, shared with counting's loop (lmzip.cm.model)
+from lmzip.cm.body import C4, FILL, MLEN, N_STATE
 from lmzip.cm.coder import decode_bit, encode_bit, new_state, start_decoder
-from lmzip.cm.model import APM2_BITS, APM_RATE, MIX_LR1, MIX_LR2, SET_C0, SET_C1, SET_C2, SET_ST, table_bits
+from lmzip.cm.model import APM2_BITS, APM_RATE, MIX_LR1, MIX_LR2, SET_C0, SET_C1, SET_C2, SET_ST, Tables, table_bits
 from lmzip.cm.model import N_SETS as CM_SETS
 from lmzip.cm.parts import SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
 from lmzip.cm.tables import stretch
@@ -57,7 +42,7 @@ from lmzip.cm.tables import stretch
 # The counting models' version the mixed loop runs: 1 (format 11 records no other; counting alone runs
 # lmzip.cm.format.VERSION)
 CM_VERSION = 1
-N_HASHED, N_MODELS, CM_IN = n_hashed(CM_VERSION), n_models(CM_VERSION), n_inputs(CM_VERSION)
+N_HASHED, N_MODELS, CM_IN = body.n_hashed(CM_VERSION), body.n_models(CM_VERSION), body.n_inputs(CM_VERSION)
 X_MATCH = CM_IN - 3     # the match model's two inputs, then the bias
 N_IN = CM_IN + 1        # the counting inputs, then the language model's stretched p
 X_LM = CM_IN            # its index
@@ -93,21 +78,13 @@ class Vocab:
 
 @dataclass
 class State:
-    """Everything one group's loop owns: the counting tables (shared by its segments), each segment's
-    history, the byte buffer and the coder."""
+    """Everything one group's loop owns: the counting tables (shared by its segments: counting's own
+    record, its mixers sized for the model's inputs too), two more APM stages, each segment's history,
+    the byte buffer and the coder."""
 
-    ht: np.ndarray
-    t01: np.ndarray
-    sm: np.ndarray
-    w1: np.ndarray
-    wf: np.ndarray
-    apm1: np.ndarray
-    apm2: np.ndarray
-    apm3: np.ndarray
+    cm: Tables
     apm4: np.ndarray
     apm5: np.ndarray  # the end flag's: the last byte x the model's p
-    mtab: np.ndarray
-    msm: np.ndarray
     seg: np.ndarray    # [B, N_STATE]: each segment's history (lmzip.cm.body)
     last: np.ndarray   # [B, 256] where each byte value was last seen (+1), per segment
     lastd: np.ndarray  # [B, 256] the distance between its last two sightings
@@ -132,16 +109,20 @@ def allocate(level: int, segments: int, cap: int, vocab_size: int) -> State:
     half = np.uint32((1 << 21) << 10)
     w1 = np.full((N_SETS, N_IN), 1 << 12, dtype=np.int32)
     w1[:, X_LM] = W_LM
-    return State(
+    none = np.zeros((0, 1), dtype=np.uint32)  # cm version 1 has no image, run or indirect models
+    cm = Tables(
         ht=np.full((N_HASHED, 1 << tb), SLOT_INIT, dtype=np.uint32),
         t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
         sm=np.full((N_MODELS, 8192), half, dtype=np.uint32),
         w1=w1,
         wf=np.full((256, N_MIX + 1), 65536 // N_MIX, dtype=np.int32),
-        apm1=apm_init(65536), apm2=apm_init(1 << APM2_BITS), apm3=apm_init(65 * 256), apm4=apm_init(32 * 256),
-        apm5=apm_init(256 * 32),
+        apm1=apm_init(65536), apm2=apm_init(1 << APM2_BITS), apm3=apm_init(65 * 256),
         mtab=np.zeros(1 << mb, dtype=np.int32),
         msm=np.full(64, half, dtype=np.uint32),
+        it=none, rsm=none, ind=np.zeros(0, dtype=np.uint16),
+    )
+    return State(
+        cm=cm, apm4=apm_init(32 * 256), apm5=apm_init(256 * 32),
         seg=np.zeros((segments, N_STATE), dtype=np.int64),
         last=np.zeros((segments, 256), dtype=np.int64), lastd=np.zeros((segments, 256), dtype=np.int64),
         buf=np.zeros(segments * cap, dtype=np.uint8), cap=cap,
@@ -154,7 +135,8 @@ def step(encode: bool, s: State, v: Vocab, rows: np.ndarray, counts: np.ndarray,
     """Code one token in each of ``rows`` (segment indices, in order) under the model's ``counts``
     [len(rows), V] (integers in float32, as lmzip.coding.coder takes them): encoding ``toks``, or
     decoding into ``toks``. Returns the output buffer (grown when needed)."""
-    tables = (s.ht, s.t01, s.sm, s.w1, s.wf, s.apm1, s.apm2, s.apm3, s.apm4, s.apm5, s.mtab, s.msm)
+    t = s.cm
+    tables = (t.ht, t.t01, t.sm, t.w1, t.wf, t.apm1, t.apm2, t.apm3, s.apm4, s.apm5, t.mtab, t.msm)
     return _step(encode, rows, np.ascontiguousarray(counts, dtype=np.float32), toks, (out, src),
                  (v.sbytes, v.slen, v.sperm, v.rank, v.root), tables, (s.seg, s.last, s.lastd, s.buf, s.cap),
                  (s.coder, s.shared, s.cum))
@@ -261,38 +243,38 @@ def _byte(encode, coder, tables, segs, shared, walk, r, tbyte, work):
     c4 = h[C4]
     c1 = c4 & 0xFF
     lr1 = MIX_LR1 // 2 + ((MIX_LR1 // 2) << 18) // ((1 << 18) + i)
-    contexts(ctx, h, buf, g0)
-    ebyte = match_byte(h, seg, buf, cap)
-    mq, mlb = match_quant(h[MLEN])
+    body.contexts(ctx, h, buf, g0)
+    ebyte = body.match_byte(h, seg, buf, cap)
+    mq, mlb = body.match_quant(h[MLEN])
     c0 = 1
     for j in range(8):
         if j == 0 or j == 4:
-            buckets(ht, base, ctx, c0, (ht.shape[1] >> 4) - 1)
+            body.buckets(ht, base, ctx, c0, (ht.shape[1] >> 4) - 1)
         jj = j << 10
         nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
         # the model's view: how the range splits on this bit
         mid = _first_at_least(sbytes, lo, hi, d, ((((c0 - (1 << j)) << 1) | 1) << (7 - j)))
         n0, n1 = cum[mid] - cum[lo], cum[hi] - cum[mid]
-        mi = match_index(h[MLEN], ebyte, mq, c0, j)
+        mi = body.match_index(h[MLEN], ebyte, mq, c0, j)
         if n0 == 0 or n1 == 0:
             y = 1 if n0 == 0 else 0
         else:
             plm = (n1 << 12) // (n0 + n1)
             plm = 1 if plm < 1 else (4095 if plm > 4095 else plm)
-            known = inputs(x, t01, ht, sm, base, nib, c0, c1, jj)
-            match_inputs(x, X_MATCH, tables[11], mi, h[MLEN])
+            known = body.inputs(x, t01, ht, sm, base, nib, c0, c1, jj)
+            body.match_inputs(x, X_MATCH, tables[11], mi, h[MLEN])
             p = _mixed_p(tables, work, (c0, c4, j, mi, mlb, known, stretch(plm)))
             y = _code_bit(encode, st, out, src, (tbyte >> (7 - j)) & 1, p)
             _mixed_learn(tables, work, y, lr1)
         # --- every counting model learns the bit, coded or not ---
-        learn(t01, ht, sm, base, nib, c0, c1, jj, y)
-        match_learn(tables[11], mi, y)
+        body.learn(t01, ht, sm, base, nib, c0, c1, jj, y)
+        body.match_learn(tables[11], mi, y)
         if y:
             lo = mid
         else:
             hi = mid
         c0 = (c0 << 1) | y
-    byte_done(h, c0 & 0xFF, buf, g0, cap, last[r], lastd[r], tables[10], ebyte)
+    body.byte_done(h, c0 & 0xFF, buf, g0, cap, last[r], lastd[r], tables[10], ebyte)
     shared[0] = i + 1
     return lo, hi
 
