@@ -202,6 +202,8 @@ def parse_header(blob: bytes, layouts: dict[int, Layout] = LAYOUTS) -> Header:
     at = _FIXED.size + n
     if layout.blocks:
         h.block, h.block_size = _BLOCK.unpack_from(blob, at)
+        if h.block_size == 0:  # (0 stands for "no blocks", format 8's, which this layout has not)
+            raise FormatError("corrupt header (a block longer than the block size)")
         h.last = bool(flags & FLAG_LAST)
         at += _BLOCK.size
     if flags & FLAG_ADAPT:

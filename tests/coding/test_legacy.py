@@ -22,6 +22,13 @@ def test_the_current_header_packs_only_in_its_own_layout():
     assert fmt.parse_header(legacy.pack(old)).version == 10
 
 
+def test_a_frame_with_blocks_whose_block_size_is_0_is_refused():
+    """block_size 0 means format 8's "no blocks"; in a layout with blocks it is a corrupt header."""
+    h = fmt.Header(5, 1, stored=True, payload_length=5, block_size=0)
+    with pytest.raises(FormatError, match="a block longer than the block size"):
+        fmt.parse_header(h.pack())
+
+
 def test_a_format_10_mix_flag_is_the_match_model_and_byte_7_is_reserved():
     h = fmt.Header(10, 1, mix=True, model_name="m", n_tokens=8, segment_length=8, arith=3, payload_length=9,
                    block_size=10, version=10)
