@@ -4,7 +4,7 @@ the path, then two such runs compared file by file and by kind.
 The sample: the first 256-512 KB of the bench files where paq8px leads most (issue 38's table: world192,
 bible, book2, news, xiyouji, genji, gogol), four non-text files (obj2, geo, kennedy.xls, pic), three
 small texts (alice29, progc, bib) and every file of the kinds set but zeros and random (the bench is not
-the only test: a gain must hold on files the bench does not hold). ~3.7 MB; ~1 minute at level 8.
+the only test: a gain must hold on files the bench does not hold). ~4.7 MB; ~1 minute at level 8.
 
     PYTHONPATH=/path/to/old-checkout .venv/bin/python benchmarks/cm_sample.py run before.json [--level 8]
     .venv/bin/python benchmarks/cm_sample.py run after.json
