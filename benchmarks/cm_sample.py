@@ -61,20 +61,25 @@ def bpb(doc: dict, keys: list[str]) -> float:
     return 8 * sum(doc["sizes"][k][1] for k in keys) / sum(doc["sizes"][k][0] for k in keys)
 
 
+def parts(keys: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """The sample's files split as the tables sum them: the bench part, the kinds set, all."""
+    bench = [k for k in keys if not k.startswith("kinds/")]
+    return bench, [k for k in keys if k not in bench], keys
+
+
 def report(base: dict, tried: list[dict]) -> list[str]:
     """One row per tried change: bits per byte over the bench part, the kinds set and both, its change
     against the base, and its best and worst file."""
     keys = list(base["sizes"])
-    bench = [k for k in keys if not k.startswith("kinds/")]
-    parts = (bench, [k for k in keys if k not in bench], keys)
+    split = parts(keys)
     out = [f"Counting alone (lmzip.cm) at level {base['level']} over benchmarks/cm_sample.py's sample (the first "
            "256-512 KB of 14 bench files and the kinds set but zeros and random), one process: each row one change "
            f"to the tree against the base ({base['what']}; {base['seconds']} s).", "",
            "| change | bench part | kinds set | all | best file | worst file | seconds |",
            "|---|---:|---:|---:|---|---|---:|",
-           "| (base) | " + " | ".join(f"{bpb(base, p):.4f}" for p in parts) + f" | | | {base['seconds']} |"]
+           "| (base) | " + " | ".join(f"{bpb(base, p):.4f}" for p in split) + f" | | | {base['seconds']} |"]
     for doc in tried:
-        cells = [f"{bpb(doc, p):.4f} ({100 * (bpb(doc, p) / bpb(base, p) - 1):+.2f}%)" for p in parts]
+        cells = [f"{bpb(doc, p):.4f} ({100 * (bpb(doc, p) / bpb(base, p) - 1):+.2f}%)" for p in split]
         ch = sorted((doc["sizes"][k][1] / base["sizes"][k][1] - 1, k) for k in keys)
         ends = [f"{k.split('/')[-1]} {100 * c:+.2f}%" for c, k in (ch[0], ch[-1])]
         out.append(f"| {doc['what']} | " + " | ".join(cells + ends) + f" | {doc['seconds']} |")
@@ -84,15 +89,13 @@ def report(base: dict, tried: list[dict]) -> list[str]:
 def compare(before: dict, after: dict) -> list[str]:
     """Per file and over the bench part, the kinds part and both: bits per byte before and after, change."""
     def line(name: str, keys: list[str]) -> str:
-        n = sum(before["sizes"][k][0] for k in keys)
-        a, b = (sum(doc["sizes"][k][1] for k in keys) for doc in (before, after))
-        return f"| {name} | {8 * a / n:.4f} | {8 * b / n:.4f} | {100 * (b / a - 1):+.2f}% |"
+        a, b = bpb(before, keys), bpb(after, keys)
+        return f"| {name} | {a:.4f} | {b:.4f} | {100 * (b / a - 1):+.2f}% |"
 
     keys = sorted(before["sizes"].keys() & after["sizes"].keys(), key=list(before["sizes"]).index)
-    bench = [k for k in keys if not k.startswith("kinds/")]
     rows = ["| file | before | after | change |", "|---|---:|---:|---:|"] + [line(k, [k]) for k in keys]
-    return rows + [line("**bench part**", bench), line("**kinds set**", [k for k in keys if k not in bench]),
-                   line("**all**", keys), f"\nseconds: {before['seconds']} before, {after['seconds']} after"]
+    sums = [line(name, p) for name, p in zip(("**bench part**", "**kinds set**", "**all**"), parts(keys), strict=True)]
+    return rows + sums + [f"\nseconds: {before['seconds']} before, {after['seconds']} after"]
 
 
 def main() -> None:

@@ -187,5 +187,5 @@ def test_a_gpu_gives_the_same_file():
 
 
 if __name__ == "__main__":
-    DIGESTS.write_text(json.dumps(measure(1)["cases"], indent=1, sort_keys=True) + "\n")
+    DIGESTS.write_text(json.dumps(measure(1, golden_files=False)["cases"], indent=1, sort_keys=True) + "\n")
     print(DIGESTS.read_text())
