@@ -43,7 +43,7 @@ def main() -> None:
                 "- sparse": cm.OFF_SPARSE, "- records and columns": cm.OFF_RECORDS,
                 "- bilevel image": cm.OFF_IMAGE, "- match": cm.OFF_MATCH,
                 "- SSE (APM stages)": cm.OFF_SSE}
-    if args.level >= HEAVY:  # cm version 3's models
+    if args.level >= HEAVY:  # cm version 3's models (version 4 has them too)
         variants |= {"- run": cm.OFF_RUN, "- indirect": cm.OFF_INDIRECT}
     lm = registry.load(args.model)
     mixed, alone, best = (f"+ language model ({args.model}), mixed in", f"--mix ({args.model}): the smaller of "

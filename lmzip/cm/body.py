@@ -24,6 +24,11 @@ Models (row in `sm`, the per-model state maps; hashed ones also have a row in `h
    saw last and how many times in a row (kept in the bucket's check slot), one input each: the learned p
    of the bit that byte predicts, while the bits so far agree with it
  + the match model (two inputs) + a bias
+ + (version 4) the expected-byte model: the byte the match expects x the previous byte x the match's length
+   bucket x the bit position, one direct table, one input; and three changes to what is there: a slot keeps a
+   run flag (every bit it saw was the same) in its state, the state maps of models 0-6 (the orders) are kept
+   per partial byte instead of per bit position, and a match that misses is kept, one byte on, as a match
+   of length 1 (the lookup replaces it when it finds a verified one)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
 shapes and every earlier version decodes through the same code.
@@ -42,6 +47,7 @@ from lmzip.cm.parts import (
     slide,
     slot_inputs,
     slot_update,
+    slot_update_run,
 )
 from lmzip.cm.tables import stretch
 
@@ -56,6 +62,10 @@ N_STATE = 13
 N_RUN = 7              # the run model's inputs (version 3): hashed models 0..6
 RUN_STATES = 64        # its state map's entries per model: the run's length (32 steps) x the predicted bit
 IND_BYTES = 256 + 65536  # the indirect models' histories (version 3): per byte, then per two bytes
+SM_COLUMNS = 8 << 10   # a state map's entries before version 4: 10-bit states x the bit position
+BY_BYTE = 7            # version 4: models 0..BY_BYTE-1 (the orders) read their state maps by partial byte
+SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the other models share one more row
+EBYTE_BITS = 21        # the expected-byte model's entries (version 4): 2^21
 
 
 def n_hashed(version: int) -> int:
@@ -63,9 +73,19 @@ def n_hashed(version: int) -> int:
     return {1: 12, 2: 13}.get(version, 15)
 
 
+def n_ebyte(version: int) -> int:
+    """The expected-byte model's inputs (version 4)."""
+    return 1 if version >= 4 else 0
+
+
 def n_models(version: int) -> int:
-    """Rows of ``sm``: every model with a state map (orders 0 and 1 are direct)."""
+    """Every model with a slot and a state map (orders 0 and 1 are direct, the others hashed)."""
     return n_hashed(version) + 2
+
+
+def sm_shape(version: int) -> tuple[int, int]:
+    """The state maps' shape: a row per model, or in version 4 a wide row per order and one for the others."""
+    return (BY_BYTE + 1, SM_WIDE) if version >= 4 else (n_models(version), SM_COLUMNS)
 
 
 def n_image(version: int) -> int:
@@ -79,8 +99,9 @@ def n_run(version: int) -> int:
 
 
 def n_inputs(version: int) -> int:
-    """The mixers' inputs: two per model, the image model's, the run model's, two of the match model, a bias."""
-    return 2 * n_models(version) + n_image(version) + n_run(version) + 3
+    """The mixers' inputs: two per model, the image model's, the run model's, the expected-byte model's, two of
+    the match model, a bias."""
+    return 2 * n_models(version) + n_image(version) + n_run(version) + n_ebyte(version) + 3
 
 
 @njit(cache=True, inline="always")
@@ -121,43 +142,62 @@ def buckets(ht, base, ctx, c0, nb_mask):
 
 
 @njit(cache=True, inline="always")
-def inputs(x, t01, ht, sm, base, nib, c0, c1, jj):
-    """Every counting model's two inputs for the next bit; returns how many of orders 2-6 know it."""
-    v = np.int64(t01[0, c0])
-    x[0], x[1] = slot_inputs(v, sm, 0, jj)
-    v = np.int64(t01[1, (c1 << 8) | c0])
-    x[2], x[3] = slot_inputs(v, sm, 1, jj)
+def state_at(wide, m, j, c0):
+    """Where model ``m``'s state map is read for bit ``j`` of partial byte ``c0``: (row, column). Before
+    version 4, row m by bit position; version 4's ``wide`` maps keep the orders a row each by partial byte,
+    the other models side by side in row BY_BYTE by bit position."""
+    if not wide:
+        return m, j << 10
+    if m < BY_BYTE:
+        return m, c0 << 11
+    return BY_BYTE, (((m - BY_BYTE) << 3) | j) << 11
+
+
+@njit(cache=True, inline="always")
+def inputs(x, t01, ht, sm, base, nib, c0, c1, j):
+    """Every counting model's two inputs for bit ``j``; returns how many of orders 2-6 know it."""
+    wide = sm.shape[1] == SM_WIDE
+    smask = 2047 if wide else 1023
+    r, col = state_at(wide, 0, j, c0)
+    x[0], x[1] = slot_inputs(np.int64(t01[0, c0]), sm, r, col, smask)
+    r, col = state_at(wide, 1, j, c0)
+    x[2], x[3] = slot_inputs(np.int64(t01[1, (c1 << 8) | c0]), sm, r, col, smask)
     known = 0
     for k in range(ht.shape[0]):
         v = np.int64(ht[k, base[k] + nib])
-        x[4 + 2 * k], x[5 + 2 * k] = slot_inputs(v, sm, 2 + k, jj)
+        r, col = state_at(wide, 2 + k, j, c0)
+        x[4 + 2 * k], x[5 + 2 * k] = slot_inputs(v, sm, r, col, smask)
         if k < 5 and (v & 1008) != 0:
             known += 1
     return known
 
 
 @njit(cache=True, inline="always")
-def learn(t01, ht, sm, base, nib, c0, c1, jj, y):
-    """Every counting model's slot and state map after bit ``y``."""
-    v = np.int64(t01[0, c0])
-    sm[0, (v & 1023) | jj] = adapt(np.int64(sm[0, (v & 1023) | jj]), y, SM_LIMIT)
-    t01[0, c0] = slot_update(v, y, SLOT_LIMIT)
-    o1 = (c1 << 8) | c0
-    v = np.int64(t01[1, o1])
-    sm[1, (v & 1023) | jj] = adapt(np.int64(sm[1, (v & 1023) | jj]), y, SM_LIMIT)
-    t01[1, o1] = slot_update(v, y, SLOT_LIMIT)
+def slot_learn(t, r, s, sm, m, wide, j, c0, y):
+    """Slot ``t[r, s]`` of model ``m`` and its state's entry in the state maps after bit ``y``."""
+    v = np.int64(t[r, s])
+    row, col = state_at(wide, m, j, c0)
+    q = (v & (2047 if wide else 1023)) | col
+    sm[row, q] = adapt(np.int64(sm[row, q]), y, SM_LIMIT)
+    t[r, s] = slot_update_run(v, y, SLOT_LIMIT) if wide else slot_update(v, y, SLOT_LIMIT)
+
+
+@njit(cache=True, inline="always")
+def learn(t01, ht, sm, base, nib, c0, c1, j, y):
+    """Every counting model's slot and state map after bit ``y`` (bit ``j`` of partial byte ``c0``)."""
+    wide = sm.shape[1] == SM_WIDE
+    slot_learn(t01, 0, c0, sm, 0, wide, j, c0, y)
+    slot_learn(t01, 1, (c1 << 8) | c0, sm, 1, wide, j, c0, y)
     for k in range(ht.shape[0]):
-        s = base[k] + nib
-        v = np.int64(ht[k, s])
-        sm[2 + k, (v & 1023) | jj] = adapt(np.int64(sm[2 + k, (v & 1023) | jj]), y, SM_LIMIT)
-        ht[k, s] = slot_update(v, y, SLOT_LIMIT)
+        slot_learn(ht, k, base[k] + nib, sm, 2 + k, wide, j, c0, y)
 
 
 @njit(cache=True, inline="always")
 def match_quant(mlen):
-    """The match length as the state map's row (0..31) and as a 2-bit bucket."""
+    """The match length as the state map's row (0..31) and as a 2-bit bucket (0: none, or one kept after a
+    miss, version 4, that has not yet matched MINLEN bytes again)."""
     mq = mlen if mlen < 16 else 16 + min((mlen - 16) >> 2, 15)
-    mlb = 0 if mlen == 0 else (1 if mlen < 16 else (2 if mlen < 32 else 3))
+    mlb = 0 if mlen < MINLEN else (1 if mlen < 16 else (2 if mlen < 32 else 3))
     return mq, mlb
 
 
@@ -190,6 +230,29 @@ def match_learn(msm, mi, y):
 
 
 @njit(cache=True, inline="always")
+def ebyte_index(mi, mlb, ebyte, c1, j):
+    """The expected-byte model's entry for bit ``j`` (version 4): the match's expected byte, the previous
+    byte, the length bucket; -1 where ``match_index`` has none."""
+    if mi < 0:
+        return -1
+    return (mlb << 19) | (ebyte << 11) | (c1 << 3) | j
+
+
+@njit(cache=True, inline="always")
+def ebyte_inputs(x, at, em, ei):
+    """The expected-byte model's input at x[at] (its learned p, stretched; 0 with no entry), if the version has it."""
+    if em.shape[0]:
+        x[at] = stretch(np.int64(em[ei]) >> 20) if ei >= 0 else 0
+
+
+@njit(cache=True, inline="always")
+def ebyte_learn(em, ei, y):
+    """The expected-byte model's entry after bit ``y``."""
+    if em.shape[0] and ei >= 0:
+        em[ei] = adapt(np.int64(em[ei]), y, SM_LIMIT)
+
+
+@njit(cache=True, inline="always")
 def match_byte(h, seg, buf, cap):
     """The byte the match of history ``h`` predicts, or 0; the match is dropped if that byte is not
     coded yet (its segment of ``cap`` bytes in the buffer has not reached it: on both sides alike)."""
@@ -201,10 +264,11 @@ def match_byte(h, seg, buf, cap):
 
 
 @njit(cache=True, inline="always")
-def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte):
+def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte, keep):
     """History ``h`` after byte ``c``: its buffer, contexts, lines, record length and match (extended, or
     looked up: the last 8 bytes first, a longer and likelier match, then the last MINLEN; a candidate
-    counts only if the bytes before it really agree, within what both segments hold)."""
+    counts only if the bytes before it really agree, within what both segments hold; with ``keep``,
+    version 4, a match that missed and finds no other goes on one byte later, as a match of length 1)."""
     k = h[FILL]
     buf[g0 + k] = c
     wp = h[WP]
@@ -221,9 +285,12 @@ def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte):
     lastd[c] = d
     last[c] = k + 1
     mlen, mptr = h[MLEN], h[MPTR]
+    kept = 0
     if mlen > 0 and ebyte == c:
         mlen, mptr = min(mlen + 1, 65535), mptr + 1
     else:
+        if keep and mlen > 0:
+            kept = mptr + 1
         mlen = 0
     gi = g0 + k
     if k + 1 >= MINLEN:
@@ -240,6 +307,8 @@ def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte):
                         ln += 1
                     if ln >= MINLEN:
                         mlen, mptr = ln, cand
+        if mlen == 0 and kept > 0:
+            mlen, mptr = 1, kept
         mtab[hs] = gi + 1
         if k + 1 >= 8:
             mtab[hl] = gi + 1

@@ -119,7 +119,7 @@ def allocate(level: int, segments: int, cap: int, vocab_size: int) -> State:
         apm1=apm_init(65536), apm2=apm_init(1 << APM2_BITS), apm3=apm_init(65 * 256),
         mtab=np.zeros(1 << mb, dtype=np.int32),
         msm=np.full(64, half, dtype=np.uint32),
-        it=none, rsm=none, ind=np.zeros(0, dtype=np.uint16),
+        it=none, rsm=none, ind=np.zeros(0, dtype=np.uint16), em=np.zeros(0, dtype=np.uint32),
     )
     return State(
         cm=cm, apm4=apm_init(32 * 256), apm5=apm_init(256 * 32),
@@ -250,7 +250,6 @@ def _byte(encode, coder, tables, segs, shared, walk, r, tbyte, work):
     for j in range(8):
         if j == 0 or j == 4:
             body.buckets(ht, base, ctx, c0, (ht.shape[1] >> 4) - 1)
-        jj = j << 10
         nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
         # the model's view: how the range splits on this bit
         mid = _first_at_least(sbytes, lo, hi, d, ((((c0 - (1 << j)) << 1) | 1) << (7 - j)))
@@ -261,20 +260,20 @@ def _byte(encode, coder, tables, segs, shared, walk, r, tbyte, work):
         else:
             plm = (n1 << 12) // (n0 + n1)
             plm = 1 if plm < 1 else (4095 if plm > 4095 else plm)
-            known = body.inputs(x, t01, ht, sm, base, nib, c0, c1, jj)
+            known = body.inputs(x, t01, ht, sm, base, nib, c0, c1, j)
             body.match_inputs(x, X_MATCH, tables[11], mi, h[MLEN])
             p = _mixed_p(tables, work, (c0, c4, j, mi, mlb, known, stretch(plm)))
             y = _code_bit(encode, st, out, src, (tbyte >> (7 - j)) & 1, p)
             _mixed_learn(tables, work, y, lr1)
         # --- every counting model learns the bit, coded or not ---
-        body.learn(t01, ht, sm, base, nib, c0, c1, jj, y)
+        body.learn(t01, ht, sm, base, nib, c0, c1, j, y)
         body.match_learn(tables[11], mi, y)
         if y:
             lo = mid
         else:
             hi = mid
         c0 = (c0 << 1) | y
-    body.byte_done(h, c0 & 0xFF, buf, g0, cap, last[r], lastd[r], tables[10], ebyte)
+    body.byte_done(h, c0 & 0xFF, buf, g0, cap, last[r], lastd[r], tables[10], ebyte, False)
     shared[0] = i + 1
     return lo, hi
 

@@ -20,6 +20,7 @@ from numba import njit
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 from lmzip.cm.body import (
     C4,
+    EBYTE_BITS,
     IMAGE_BITS,
     IND_BYTES,
     MLEN,
@@ -28,6 +29,9 @@ from lmzip.cm.body import (
     buckets,
     byte_done,
     contexts,
+    ebyte_index,
+    ebyte_inputs,
+    ebyte_learn,
     image_contexts,
     image_inputs,
     image_learn,
@@ -40,15 +44,16 @@ from lmzip.cm.body import (
     match_inputs,
     match_learn,
     match_quant,
+    n_ebyte,
     n_hashed,
     n_image,
     n_inputs,
-    n_models,
     n_run,
     run_done,
     run_inputs,
     run_learn,
     run_start,
+    sm_shape,
 )
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
 from lmzip.cm.format import version_for
@@ -84,12 +89,13 @@ class Tables:
     it: np.ndarray  # the image model's (version 2; no rows in version 1)
     rsm: np.ndarray  # the run model's state maps (version 3; no rows before)
     ind: np.ndarray  # the indirect models' histories (version 3; empty before)
+    em: np.ndarray  # the expected-byte model's entries (version 4; empty before)
 
     @property
     def arrays(self) -> tuple:
         """Every table, in the order the loop takes them."""
         return (self.ht, self.t01, self.sm, self.w1, self.wf, self.apm1, self.apm2, self.apm3, self.mtab, self.msm,
-                self.it, self.rsm, self.ind)
+                self.it, self.rsm, self.ind, self.em)
 
     @property
     def nbytes(self) -> int:
@@ -116,11 +122,11 @@ def table_bytes(level: int, version: int | None = None) -> int:
     """The memory the tables of a level take (in cm ``version``, else the level's), computed from the sizes alone."""
     tb, mb = table_bits(level)
     version = version_for(level) if version is None else version
-    return (4 * (n_hashed(version) << tb) + 4 * 2 * 65536 + 4 * n_models(version) * 8192
+    return (4 * (n_hashed(version) << tb) + 4 * 2 * 65536 + 4 * int(np.prod(sm_shape(version)))
             + 4 * n_inputs(version) * n_sets(version) + 4 * 256 * (n_mix(version) + 1)
             + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256) + 4 * (1 << mb) + 4 * 64
             + 4 * (n_image(version) << IMAGE_BITS) + 4 * RUN_STATES * n_run(version)
-            + 2 * IND_BYTES * (version >= 3))
+            + 2 * IND_BYTES * (version >= 3) + 4 * (n_ebyte(version) << EBYTE_BITS))
 
 
 def allocate(level: int, version: int | None = None) -> Tables:
@@ -132,7 +138,7 @@ def allocate(level: int, version: int | None = None) -> Tables:
     return Tables(
         ht=np.full((n_hashed(version), 1 << tb), SLOT_INIT, dtype=np.uint32),
         t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
-        sm=np.full((n_models(version), 8192), half, dtype=np.uint32),
+        sm=np.full(sm_shape(version), half, dtype=np.uint32),
         w1=np.full((n_sets(version), n_inputs(version)), 1 << 12, dtype=np.int32),
         wf=np.full((256, n_mix(version) + 1), 65536 // n_mix(version), dtype=np.int32),
         apm1=apm_init(65536),
@@ -143,6 +149,7 @@ def allocate(level: int, version: int | None = None) -> Tables:
         it=np.full((n_image(version), 1 << IMAGE_BITS), half, dtype=np.uint32),
         rsm=np.full((n_run(version), RUN_STATES), half, dtype=np.uint32),
         ind=np.zeros(IND_BYTES if version >= 3 else 0, dtype=np.uint16),
+        em=np.full(n_ebyte(version) << EBYTE_BITS, half, dtype=np.uint32),
     )
 
 
@@ -154,7 +161,7 @@ OFF_RUN, OFF_INDIRECT = 128, 256  # version 3's (its fifth mixer stays)
 
 def _mask(off: int, t: Tables) -> np.ndarray:
     """Each mixer input's factor for the ablation ``off``: 0 silences an input (the mixers then ignore it)."""
-    n, models = t.w1.shape[1], t.sm.shape[0]
+    n, models = t.w1.shape[1], t.ht.shape[0] + 2
     spans = [(OFF_ORDERS, 0, 14), (OFF_WORDS, 14, 18), (OFF_SPARSE, 18, 22), (OFF_RECORDS, 22, 28),
              (OFF_MATCH, n - 3, n - 1)]
     if models > 14:  # version 2: the third word, the image model
@@ -162,6 +169,8 @@ def _mask(off: int, t: Tables) -> np.ndarray:
     if models > 15:  # version 3: the indirect models, the run model
         x_run = 2 * models + t.it.shape[0]
         spans += [(OFF_INDIRECT, 30, 34), (OFF_RUN, x_run, x_run + t.rsm.shape[0])]
+    if t.em.shape[0]:  # version 4: the expected-byte model goes with the match model
+        spans += [(OFF_MATCH, n - 4, n - 3)]
     mask = np.ones(n, dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:
@@ -239,10 +248,10 @@ def _scratch(w1, wf, ht, it, rsm):
 
 @njit(cache=True)
 def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
-    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind = tables
+    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em = tables
     nb_mask = (ht.shape[1] >> 4) - 1
     n_in = w1.shape[1]  # the version's inputs: two per model, the image, run and match models', the bias
-    x_image, x_run, x_match = 2 * sm.shape[0], 2 * sm.shape[0] + it.shape[0], n_in - 3
+    x_image, x_run, x_match = 2 * ht.shape[0] + 4, 2 * ht.shape[0] + 4 + it.shape[0], n_in - 3
     x, xf, sel, aj, ctx, base, ictx, rpos, rinfo, ridx = _scratch(w1, wf, ht, it, rsm)
     if encode:
         out = np.empty(n // 2 + 1024, dtype=np.uint8)
@@ -276,11 +285,12 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
                 buckets(ht, base, ctx, c0, nb_mask)
                 if j == 0:
                     run_start(ht, base, rpos, rinfo)
-            jj = j << 10  # state maps are kept per bit position
             nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
-            known = inputs(x, t01, ht, sm, base, nib, c0, c1, jj)
+            known = inputs(x, t01, ht, sm, base, nib, c0, c1, j)
             mi = match_index(h[MLEN], ebyte, mq, c0, j)
             match_inputs(x, x_match, msm, mi, h[MLEN])
+            ei = ebyte_index(mi, mlb, ebyte, c1, j)
+            ebyte_inputs(x, x_match - 1, em, ei)
             if it.shape[0]:
                 image_contexts(ictx, h, buf, 0, c0, c1, j, binary)
                 image_inputs(x, x_image, it, ictx)
@@ -303,10 +313,11 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             apm_update(apm1, aj[0], y, APM_RATE)
             apm_update(apm2, aj[1], y, APM_RATE)
             apm_update(apm3, aj[2], y, APM_RATE)
-            learn(t01, ht, sm, base, nib, c0, c1, jj, y)
+            learn(t01, ht, sm, base, nib, c0, c1, j, y)
             match_learn(msm, mi, y)
             image_learn(it, ictx, y)
             run_learn(rsm, ridx, y)
+            ebyte_learn(em, ei, y)
             c0 = (c0 << 1) | y
         cb = c0 & 0xFF
         if it.shape[0]:  # the running share of bytes that are not text: the image model's gate
@@ -314,7 +325,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
         run_done(ht, rpos, rinfo, cb)
         if ind.shape[0]:
             indirect_done(ind, c4, cb)
-        byte_done(h, cb, buf, 0, n + 1, last, lastd, mtab, ebyte)
+        byte_done(h, cb, buf, 0, n + 1, last, lastd, mtab, ebyte, em.shape[0] > 0)
         while k_mark < marks.shape[0] and i + 1 >= next_mark:  # the cost profile (encoding)
             marks[k_mark] = st[3]
             k_mark += 1

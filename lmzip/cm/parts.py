@@ -17,6 +17,8 @@ M32 = 0xFFFFFFFF
 # A slot is one uint32: a 22-bit probability of a 1 in the high bits, then a 6-bit count of updates
 # (saturating at 63) and the last 4 bits seen. The count sets the learning rate; (count, history) is
 # also the "state" a per-model adaptive map turns into a second, indirect prediction.
+# Version 4's slot gives one bit of p to a run flag: 21-bit p, the flag (every bit the slot saw was the
+# same), the count, the last 4 bits; its state (what the state map is indexed by) is the low 11 bits.
 SLOT_INIT = 1 << 31  # p = 1/2, never seen
 P_SHIFT = 10
 SKIP_ERR = 12 * 24  # mixer errors below 12/4096 (at the rate x24 the model uses) are not trained on
@@ -31,10 +33,10 @@ def hash2(a: int, b: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def slot_inputs(v: int, sm: np.ndarray, row: int, jj: int) -> tuple[int, int]:
-    """The two mixer inputs of a slot: its own probability and its state's learned one (stretched),
-    the state map taken at column jj (the bit position, << 10)."""
-    return stretch(v >> 20), stretch(sm[row, (v & 1023) | jj] >> 20)
+def slot_inputs(v: int, sm: np.ndarray, row: int, col: int, smask: int) -> tuple[int, int]:
+    """The two mixer inputs of a slot: its own probability and its state's learned one (stretched), the
+    state (the slot's low bits, ``smask``) read in column ``col`` of the state map."""
+    return stretch(v >> 20), stretch(sm[row, (v & smask) | col] >> 20)
 
 
 @njit(cache=True, inline="always")
@@ -56,6 +58,18 @@ def slot_update(v: int, y: int, limit: int) -> int:
     if n < 63:
         n += 1
     return (p << 10) | (n << 4) | (((h << 1) | y) & 15)
+
+
+@njit(cache=True, inline="always")
+def slot_update_run(v: int, y: int, limit: int) -> int:
+    """A version-4 slot after seeing y: as `slot_update`, and its run flag kept while every bit is the same."""
+    p, f, n, h = v >> 11, (v >> 10) & 1, (v >> 4) & 63, v & 15
+    r = n if n < limit else limit
+    p += (((y << 21) - p) * RECIP[r]) >> 16
+    f = 1 if n == 0 else (f if (h & 1) == y else 0)
+    if n < 63:
+        n += 1
+    return (p << 11) | (f << 10) | (n << 4) | (((h << 1) | y) & 15)
 
 
 @njit(cache=True)

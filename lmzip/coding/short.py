@@ -14,7 +14,7 @@ payload ran to the end of the file: lmzip.coding.legacy). The counting payload i
 without its own header, which the reader rebuilds from the fields above before handing it to lmzip.cm
 (and its checks): version 14 records the stream's cm version, 13 holds one of cm version 2
 (lmzip.cm.format), 12 one of cm version 1; 13 and 12 lay their bytes out alike (`ShortLayout`). A
-frame is written in the oldest version that holds it (13, 14 for cm version 3), so a file that an
+frame is written in the oldest version that holds it (13, 14 for cm version 3 or later), so a file that an
 earlier lmzip could read stays readable there.
 """
 
