@@ -3,6 +3,7 @@ PPMd order 8: bits per byte per file, compress/decompress speed and peak memory.
 
     nice -n 19 .venv/bin/python benchmarks/cm.py                 # levels 6 and 8
     nice -n 19 .venv/bin/python benchmarks/cm.py --levels 7
+    nice -n 19 .venv/bin/python benchmarks/cm.py --levels 9 --keep 6   # level 6's committed column kept
 
 Each cm level runs in its own process (so its peak resident memory is its own): it compresses and
 decompresses every file, checks the round trip, and reports CPU seconds (one core: the model loop is
@@ -116,6 +117,8 @@ def write(sizes: dict[str, int], ref: dict[str, dict[str, int]], levels: dict[in
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--levels", type=int, nargs="+", default=[6, 8])
+    ap.add_argument("--keep", type=int, nargs="*", default=[],
+                    help="levels whose committed results stay in the table, not run again (their cm version unchanged)")
     ap.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -123,11 +126,12 @@ def main() -> None:
     sizes = {str(p.relative_to(BENCH)): p.stat().st_size for p in files()}
     ref = classic()
     print("xz and ppmd done", flush=True)
-    levels = {}
+    old = json.loads((OUT / "cm.json").read_text())["levels"] if args.keep else {}
+    levels = {lv: old[str(lv)] for lv in args.keep}
     for lv in args.levels:
         levels[lv] = run_level(lv)
         print(f"cm -L{lv} done", flush=True)
-    write(sizes, ref, levels)
+    write(sizes, ref, dict(sorted(levels.items())))
 
 
 if __name__ == "__main__":

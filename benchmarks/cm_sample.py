@@ -10,7 +10,8 @@ the only test: a gain must hold on files the bench does not hold). ~4.7 MB; ~1 m
     .venv/bin/python benchmarks/cm_sample.py run after.json
     .venv/bin/python benchmarks/cm_sample.py compare before.json after.json
     .venv/bin/python benchmarks/cm_sample.py report base.json tried1.json … --out benchmarks/results/cm-sample.md
-(``run --what "…"`` says in words what the tree changes; ``report`` writes one line per change against the base.)
+(``run --what "…"`` says in words what the tree changes; ``report`` writes one line per change against the base,
+or against the run a JSON's ``against`` field names by its file stem: a change tried on top of another.)
 (``git worktree add /path/to/old-checkout REV`` gives the old tree; ``kinds_set.py`` makes the kinds set.)
 """
 
@@ -67,20 +68,23 @@ def parts(keys: list[str]) -> tuple[list[str], list[str], list[str]]:
     return bench, [k for k in keys if k not in bench], keys
 
 
-def report(base: dict, tried: list[dict]) -> list[str]:
+def report(base: dict, tried: list[dict], names: list[str] | None = None) -> list[str]:
     """One row per tried change: bits per byte over the bench part, the kinds set and both, its change
-    against the base, and its best and worst file."""
+    against the base (or against the run its ``against`` field names, a file stem of ``names``: a change
+    tried on top of another), and its best and worst file."""
     keys = list(base["sizes"])
     split = parts(keys)
+    by_name = dict(zip(names or [], tried, strict=False))
     out = [f"Counting alone (lmzip.cm) at level {base['level']} over benchmarks/cm_sample.py's sample (the first "
            "256-512 KB of 14 bench files and the kinds set but zeros and random), one process: each row one change "
-           f"to the tree against the base ({base['what']}; {base['seconds']} s).", "",
+           f"to the tree against the base ({base['what']}; {base['seconds']} s), or against the row it names.", "",
            "| change | bench part | kinds set | all | best file | worst file | seconds |",
            "|---|---:|---:|---:|---|---|---:|",
            "| (base) | " + " | ".join(f"{bpb(base, p):.4f}" for p in split) + f" | | | {base['seconds']} |"]
     for doc in tried:
-        cells = [f"{bpb(doc, p):.4f} ({100 * (bpb(doc, p) / bpb(base, p) - 1):+.2f}%)" for p in split]
-        ch = sorted((doc["sizes"][k][1] / base["sizes"][k][1] - 1, k) for k in keys)
+        ref = by_name.get(doc.get("against", ""), base)
+        cells = [f"{bpb(doc, p):.4f} ({100 * (bpb(doc, p) / bpb(ref, p) - 1):+.2f}%)" for p in split]
+        ch = sorted((doc["sizes"][k][1] / ref["sizes"][k][1] - 1, k) for k in keys)
         ends = [f"{k.split('/')[-1]} {100 * c:+.2f}%" for c, k in (ch[0], ch[-1])]
         out.append(f"| {doc['what']} | " + " | ".join(cells + ends) + f" | {doc['seconds']} |")
     return out
@@ -117,7 +121,8 @@ def main() -> None:
         write_json(Path(a.out), run(a.level, a.what))
         return
     if a.cmd == "report":
-        lines = report(json.loads(Path(a.base).read_text()), [json.loads(Path(f).read_text()) for f in a.tried])
+        lines = report(json.loads(Path(a.base).read_text()), [json.loads(Path(f).read_text()) for f in a.tried],
+                       [Path(f).stem for f in a.tried])
         if a.out:
             write_md(a.out, lines)
         else:

@@ -8,7 +8,7 @@ text lines, the record length and how many bytes the history has seen. Its bytes
 g0 … g0 + FILL; a loop over one stream has one history at g0 = 0, the mixed loop one per segment, each
 ``cap`` bytes apart in one buffer (a match may point into any segment, once that segment has coded it).
 
-Models (row in `sm`, the per-model state maps; hashed ones also have a row in `ht`):
+Models (each with a slot per context and a state map, `state_at`; hashed ones have a row in `ht`, model m row m - 2):
   0 order-0 (direct)          1 order-1 (direct)        2..6 orders 2, 3, 4, 5, 8 (hashed)
   7 word (current word)       8 word + previous word    9 sparse: bytes 2-3 back
  10 sparse: bytes 4 and 8 back
@@ -17,6 +17,8 @@ Models (row in `sm`, the per-model state maps; hashed ones also have a row in `h
  14 (version 2) word + the two words before it (a CJK character is a word: order 2 over characters)
  15, 16 (version 3) indirect: the previous byte + the two bytes that followed its last two sightings; the
    last two bytes + the two that followed them last (lmzip.cm.model keeps those histories, `IND_BYTES`)
+ 17 (version 4) word + the word two before it (skipping one)
+ 18, 19 (version 4) line: the line's first four bytes + the current word; + the column + the previous byte
  + (version 2) the bilevel-image model: five direct contexts of single pixels (bits) from this row and
    the rows above, once a record length of 8 bytes or more is found in bytes that are mostly not text (a
    fax page, a 1-bit bitmap), one input each
@@ -70,7 +72,7 @@ EBYTE_BITS = 21        # the expected-byte model's entries (version 4): 2^21
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
-    return {1: 12, 2: 13}.get(version, 15)
+    return {1: 12, 2: 13, 3: 15}.get(version, 18)
 
 
 def n_ebyte(version: int) -> int:
@@ -132,6 +134,22 @@ def contexts(ctx, h, buf, g0):
     ctx[11] = hash2(min(col, 255) | (above << 8) | (c1 << 16), 13)
     if ctx.shape[0] > 12:
         ctx[12] = hash2(hash2(w0, h[WPP]), wp + 14)
+    if ctx.shape[0] > 15:
+        line_contexts(ctx, h, buf, g0, col, c1)
+
+
+@njit(cache=True, inline="always")
+def line_contexts(ctx, h, buf, g0, col, c1):
+    """Version 4's word and line models (ctx[15:18]): the current word + the word two back; the line's first
+    four bytes (a field's name, a record's key) + the current word, and + the column + the previous byte."""
+    w0, line, k = h[W0], h[LINE], h[FILL]
+    ctx[15] = hash2(hash2(w0, h[WPP]), 19)
+    lead = 0
+    for q in range(4):
+        if line + q < k:
+            lead = (lead << 8) | np.int64(buf[g0 + line + q])
+    ctx[16] = hash2(hash2(lead, w0), 20)
+    ctx[17] = hash2(hash2(lead, min(col, 255) | (c1 << 8)), 21)
 
 
 @njit(cache=True, inline="always")

@@ -169,8 +169,8 @@ def _mask(off: int, t: Tables) -> np.ndarray:
     if models > 15:  # version 3: the indirect models, the run model
         x_run = 2 * models + t.it.shape[0]
         spans += [(OFF_INDIRECT, 30, 34), (OFF_RUN, x_run, x_run + t.rsm.shape[0])]
-    if t.em.shape[0]:  # version 4: the expected-byte model goes with the match model
-        spans += [(OFF_MATCH, n - 4, n - 3)]
+    if t.em.shape[0]:  # version 4: the expected-byte model goes with the match model; the word and line models
+        spans += [(OFF_MATCH, n - 4, n - 3), (OFF_WORDS, 34, 38), (OFF_RECORDS, 38, 40)]
     mask = np.ones(n, dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:

@@ -36,12 +36,12 @@ MAX_BLOCK = (1 << 32) - 1
 MIX_LEVEL = 5
 # --mix also counts each block alone and keeps the smaller frame (lmzip.coding.stream): a block of over
 # COUNTED_LARGE bytes at COUNTED_LEVEL. Those tables live only during that pass, freed before the groups
-# make theirs, so a larger level costs no peak memory (405 MiB at 8, below the groups' ~700). Over the
-# 42 bench files and the kinds set, counting alone at 8 writes 0.90% less than at 6 (world192 -2.4%,
-# xiyouji -1.5%, bible -1.3%) in 1.14x the time; 9's 862 MiB (cm version 2) would pass 1 GiB beside the loaded model.
-# A smaller block is counted at SMALL_COUNTED_LEVEL, -1's: there level 8 gains ~0.1-0.5% and costs its
-# tables' setting up (fields.c, 11 KB: 0.15 s against 0.05 s at 6).
-COUNTED_LEVEL, COUNTED_LARGE, SMALL_COUNTED_LEVEL = 8, 1 << 20, cm_format.DEFAULT_LEVEL
+# make theirs, but the loaded model stays beside them: with cm version 4, level 8's 636 MiB held the default at
+# 1,023 MiB on a 4 MiB block (benchmarks/memory.py), level 7's 344 MiB write 0.07% more over
+# benchmarks/cm_sample.py's sample (and 1.40% less than version 3 at 8, this setting before;
+# benchmarks/results/cm-sample/). A smaller block is counted at SMALL_COUNTED_LEVEL, -1's (cm version 2):
+# there a larger level gains ~0.1-0.5% and costs its tables' setting up (fields.c, 11 KB: 0.15 s against 0.05 s at 6).
+COUNTED_LEVEL, COUNTED_LARGE, SMALL_COUNTED_LEVEL = 7, 1 << 20, cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)
 
 

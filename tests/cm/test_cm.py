@@ -69,7 +69,7 @@ GOLDEN_INPUT = TEXT + BINARY + bytes(range(256))
 GOLDEN = {1: "de439c5a0b4ae690bd2a28dbd9e73b781d207db38388e1582d62fde3c671b851",
           2: "6311bfdfebf44f56b0974934839fd825f487fdff518352f67f4f181589c95ccd",
           3: "154805dfe7d66f4c82ee6c890096d475c814a91134f5539226c78b28494f8a50",
-          4: "d5b0a1e79c556e3968878d8fbf40ea72b0817eda83beed083b809a83119674e4"}
+          4: "c26834380e75e362eda58dcae40f0a7eb76545fbc5dbe443ede4cbf979f33e5c"}
 
 
 @pytest.mark.parametrize("version", fmt.VERSIONS)
@@ -109,8 +109,8 @@ def test_version_3_codes_text_and_code_smaller_than_2():
 
 
 def test_version_4_codes_text_and_code_smaller_than_3():
-    """The expected-byte model, the slots' run flag, the orders' state maps by partial byte and the match kept
-    after a miss: 2,885 -> 2,858 bytes on 11 KB of text and this file's code."""
+    """The word and line models, the expected-byte model, the slots' run flag, the orders' state maps by partial
+    byte and the match kept after a miss: 3,024 -> 2,976 bytes on 11 KB of text and this file's code."""
     three, four = (len(cm.compress(TEXT * 4 + CODE, LEVEL, version=v)) for v in (3, 4))
     assert four < three * 0.995
 
@@ -168,7 +168,7 @@ def test_memory_is_what_the_level_states(level, version):
 
 def test_memory_grows_with_level_within_bound():
     assert table_bytes(1) < 20 << 20  # level 1: ~16 MiB (APMs and mixers are fixed costs)
-    assert table_bytes(9) < 1040 << 20  # the largest level: 1,027 MiB (version 4; 1,003 in version 3)
+    assert table_bytes(9) < 1280 << 20  # the largest level: 1,220 MiB (version 4; 1,003 in version 3)
     assert all(table_bytes(lv) < table_bytes(lv + 1) for lv in range(1, 9))
 
 
