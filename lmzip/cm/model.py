@@ -232,6 +232,25 @@ def _refine(apms, aj, p, c4, c0, mi):
 
 
 @njit(cache=True, inline="always")
+def _refine_learn(apms, aj, y):
+    """The three APM stages of ``_refine`` after bit ``y``."""
+    apm_update(apms[0], aj[0], y, APM_RATE)
+    apm_update(apms[1], aj[1], y, APM_RATE)
+    apm_update(apms[2], aj[2], y, APM_RATE)
+
+
+@njit(cache=True, inline="always")
+def _mark(marks, k_mark, next_mark, i, n, used):
+    """The cost profile (encoding): the payload's length ``used`` recorded at every mark byte ``i + 1`` passed;
+    returns the next mark and its byte count."""
+    while k_mark < marks.shape[0] and i + 1 >= next_mark:
+        marks[k_mark] = used
+        k_mark += 1
+        next_mark = ((k_mark + 1) * n + marks.shape[0] - 1) // marks.shape[0]
+    return k_mark, next_mark
+
+
+@njit(cache=True, inline="always")
 def _scratch(w1, wf, ht, it, rsm):
     """The loop's work arrays, sized by the version's tables."""
     return (np.zeros(w1.shape[1], dtype=np.int64),    # x: the mixers' inputs
@@ -296,8 +315,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
                 image_inputs(x, x_image, it, ictx)
             run_inputs(x, x_run, rsm, rinfo, ridx, c0, j)
             if masked:
-                for q in range(n_in):
-                    x[q] *= mask[q]
+                x *= mask
             s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
             sel[0], sel[1] = SET_C0 + c0, SET_ST + s2
             df = _mix(w1, wf, x, xf, sel, s2)
@@ -310,9 +328,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             else:
                 y = decode_bit(st, src, p)
             _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1)
-            apm_update(apm1, aj[0], y, APM_RATE)
-            apm_update(apm2, aj[1], y, APM_RATE)
-            apm_update(apm3, aj[2], y, APM_RATE)
+            _refine_learn((apm1, apm2, apm3), aj, y)
             learn(t01, ht, sm, base, nib, c0, c1, j, y)
             match_learn(msm, mi, y)
             image_learn(it, ictx, y)
@@ -326,10 +342,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
         if ind.shape[0]:
             indirect_done(ind, c4, cb)
         byte_done(h, cb, buf, 0, n + 1, last, lastd, mtab, ebyte, em.shape[0] > 0)
-        while k_mark < marks.shape[0] and i + 1 >= next_mark:  # the cost profile (encoding)
-            marks[k_mark] = st[3]
-            k_mark += 1
-            next_mark = ((k_mark + 1) * n + marks.shape[0] - 1) // marks.shape[0]
+        k_mark, next_mark = _mark(marks, k_mark, next_mark, i, n, st[3])
     if encode:
         flush(st, out)
         return out, st[3]
