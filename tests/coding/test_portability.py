@@ -174,16 +174,22 @@ def test_every_setting_gives_the_committed_counts_the_same_file_and_the_bytes_ba
 
 @pytest.mark.skipif("not __import__('torch').cuda.is_available()", reason="no GPU here")
 def test_a_gpu_gives_the_same_file():
+    """The GPU writes the file this project's CPUs write (the committed digest, made on a CPU elsewhere) and
+    the file that machine's CPU writes; each decodes on the other."""
+    import hashlib
     from dataclasses import replace
 
     from lmzip.coding import codec
     from lmzip.coding import format as fmt
 
+    committed = json.loads(DIGESTS.read_text())
     for key, (data, model, settings) in cases().items():
         cpu = codec.encode(data, model, settings, workers=1)[0]
         gpu = codec.encode(data, model, replace(settings, device="cuda"), workers=1)[0]
+        assert hashlib.sha256(gpu).hexdigest() == committed[key]["file"], key
         assert gpu == cpu, key
         assert codec.decode(*fmt.unpack(cpu), model, workers=1, device="cuda") == data
+        assert codec.decode(*fmt.unpack(gpu), model, workers=1) == data
 
 
 if __name__ == "__main__":
