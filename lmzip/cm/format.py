@@ -6,8 +6,9 @@ Version 2 (lmzip 0.8) adds a word model over three words and the bilevel-image m
 version 3 adds the run model, two indirect models and a mixer by the last two bytes, for ~0.8% fewer bytes
 at ~2/3 of the speed; version 4 adds to version 3 a word model and two line models, an expected-byte model,
 a run flag in every slot's state, state maps by partial byte for the orders and a match kept after a miss,
-for ~1.5% fewer bytes at ~7/8 of the speed: it is what levels 7-9 write (`version_for`), levels 1-6 writing
-version 2. Earlier versions decode as they were written, through the same loop with their own tables.
+for 1.1% fewer bytes over the bench files at ~7/8 of the speed: it is what levels 7-9 write (`version_for`),
+levels 1-6 writing version 2. Earlier versions decode as they were written, through the same loop with their
+own tables.
 
 A header can only ask for the tables of a level 1..9 (their size is fixed by the level) and for an
 output no longer than the payload could possibly code: no bit costs less than log2(65536/65535) bits,
