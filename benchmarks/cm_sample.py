@@ -43,18 +43,20 @@ def inputs() -> list[tuple[str, bytes]]:
     return out + [(f"kinds/{p.name}", p.read_bytes()) for p in kinds]
 
 
-def run(level: int, what: str) -> dict:
-    """Each file's compressed size at cm ``level``, and the seconds the whole sample took (one process)."""
+def run(level: int, what: str, version: int | None = None) -> dict:
+    """Each file's compressed size at cm ``level`` (in cm ``version``, else the level's), and the seconds the
+    whole sample took (one process)."""
     import lmzip
     from lmzip import cm
 
     print(f"lmzip from {lmzip.__file__}", file=sys.stderr)
-    cm.compress(b"the compiled loop, loaded first " * 8, level)
+    cm.compress(b"the compiled loop, loaded first " * 8, level, version=version)
     sizes, t0 = {}, time.perf_counter()
     for name, data in inputs():
-        sizes[name] = [len(data), len(cm.compress(data, level))]
+        sizes[name] = [len(data), len(cm.compress(data, level, version=version))]
         print(f"{name:32s} {sizes[name][0]:9,d} {sizes[name][1]:9,d}", file=sys.stderr, flush=True)
-    return {"level": level, "what": what, "seconds": round(time.perf_counter() - t0, 1), "sizes": sizes}
+    return {"level": level, "version": version, "what": what, "seconds": round(time.perf_counter() - t0, 1),
+            "sizes": sizes}
 
 
 def bpb(doc: dict, keys: list[str]) -> float:
@@ -108,6 +110,7 @@ def main() -> None:
     r = sub.add_parser("run")
     r.add_argument("out")
     r.add_argument("--level", type=int, default=8, help="the cm level (default 8: the default's counted blocks)")
+    r.add_argument("--version", type=int, help="the cm version (default: the level's)")
     r.add_argument("--what", default="this tree", help="what the tree changes, in words (report's row name)")
     c = sub.add_parser("compare")
     c.add_argument("before")
@@ -118,7 +121,7 @@ def main() -> None:
     p.add_argument("--out", type=Path, help="write the markdown here (else print it)")
     a = ap.parse_args()
     if a.cmd == "run":
-        write_json(Path(a.out), run(a.level, a.what))
+        write_json(Path(a.out), run(a.level, a.what, a.version))
         return
     if a.cmd == "report":
         lines = report(json.loads(Path(a.base).read_text()), [json.loads(Path(f).read_text()) for f in a.tried],

@@ -31,6 +31,16 @@ Models (each with a slot per context and a state map, `state_at`; hashed ones ha
    run flag (every bit it saw was the same) in its state, the state maps of models 0-6 (the orders) are kept
    per partial byte instead of per bit position, and a match that misses is kept, one byte on, as a match
    of length 1 (the lookup replaces it when it finds a verified one)
+ 20, 21 (version 5) text: the word + the gap of bytes before it (in a gap: the gap + the word before it); the
+   keyword (the last word before ':' or '=') + the word or gap
+ 22, 23 (version 5) text: the last five letters and digits, whatever lies between (UTF-16 text: its zero
+   bytes); the classes of the last six bytes (digit, lower, upper, UTF-8 role, or the byte) + the previous byte
+ 24-27 (version 5) an open bracket or quote + the word or gap; the types of the last eight bytes + the
+   previous byte; the word's length + the types of the last four bytes; the byte above + how many bytes in a
+   row agreed with the line above + the previous byte
+ + (version 5) the long match model: the last LONG bytes hashed, a match held while it agrees, two inputs (its
+   learned p by length x whether the match model expects the same bit x the bit; its length, signed); and the
+   image model's six more contexts (wider, taller: ``wide_image_contexts``)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
 shapes and every earlier version decodes through the same code.
@@ -41,7 +51,26 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from lmzip.cm.history import (
+    C4,
+    C8,
+    CAND,
+    CANDN,
+    FILL,
+    LINE,
+    MLEN,
+    MPTR,
+    PLINE,
+    RLEN,
+    VMATCH,
+    W0,
+    WP,
+    WPP,
+)
+from lmzip.cm.image import N_IMAGE, N_IMAGE5
+from lmzip.cm.match import MINLEN
 from lmzip.cm.parts import (
+    SM_LIMIT,
     adapt,
     find_bucket,
     hash2,
@@ -51,33 +80,28 @@ from lmzip.cm.parts import (
     slot_update,
     slot_update_run,
 )
-from lmzip.cm.tables import stretch
+from lmzip.cm.run import N_RUN
+from lmzip.cm.text import text_contexts
 
-N_IMAGE = 5            # the image model's contexts (version 2)
-IMAGE_BITS = 16        # its tables' entries: 2^16 each
-MINLEN = 6             # the match model looks up the last MINLEN bytes
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/64.5: adapts to drift, still averages
-SM_LIMIT = 255
-# a history's fields (WPP, the word before the previous one: version 2)
-C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL, WPP = range(13)
-N_STATE = 13
-N_RUN = 7              # the run model's inputs (version 3): hashed models 0..6
-RUN_STATES = 64        # its state map's entries per model: the run's length (32 steps) x the predicted bit
-IND_BYTES = 256 + 65536  # the indirect models' histories (version 3): per byte, then per two bytes
 SM_COLUMNS = 8 << 10   # a state map's entries before version 4: 10-bit states x the bit position
 BY_BYTE = 7            # version 4: models 0..BY_BYTE-1 (the orders) read their state maps by partial byte
 SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the other models share one more row
-EBYTE_BITS = 21        # the expected-byte model's entries (version 4): 2^21
 
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
-    return {1: 12, 2: 13, 3: 15}.get(version, 18)
+    return {1: 12, 2: 13, 3: 15, 4: 18}.get(version, 26)
 
 
 def n_ebyte(version: int) -> int:
     """The expected-byte model's inputs (version 4)."""
     return 1 if version >= 4 else 0
+
+
+def n_long(version: int) -> int:
+    """The long match model's inputs (version 5)."""
+    return 2 if version >= 5 else 0
 
 
 def n_models(version: int) -> int:
@@ -92,7 +116,7 @@ def sm_shape(version: int) -> tuple[int, int]:
 
 def n_image(version: int) -> int:
     """The image model's inputs (and tables)."""
-    return 0 if version == 1 else N_IMAGE
+    return 0 if version == 1 else (N_IMAGE if version < 5 else N_IMAGE5)
 
 
 def n_run(version: int) -> int:
@@ -101,9 +125,9 @@ def n_run(version: int) -> int:
 
 
 def n_inputs(version: int) -> int:
-    """The mixers' inputs: two per model, the image model's, the run model's, the expected-byte model's, two of
-    the match model, a bias."""
-    return 2 * n_models(version) + n_image(version) + n_run(version) + n_ebyte(version) + 3
+    """The mixers' inputs: two per model, the image model's, the run model's, the long match model's, the
+    expected-byte model's, two of the match model, a bias."""
+    return 2 * n_models(version) + n_image(version) + n_run(version) + n_long(version) + n_ebyte(version) + 3
 
 
 @njit(cache=True, inline="always")
@@ -136,6 +160,8 @@ def contexts(ctx, h, buf, g0):
         ctx[12] = hash2(hash2(w0, h[WPP]), wp + 14)
     if ctx.shape[0] > 15:
         line_contexts(ctx, h, buf, g0, col, c1)
+    if ctx.shape[0] > 18:
+        text_contexts(ctx, h, c1, above)
 
 
 @njit(cache=True, inline="always")
@@ -211,77 +237,6 @@ def learn(t01, ht, sm, base, nib, c0, c1, j, y):
 
 
 @njit(cache=True, inline="always")
-def match_quant(mlen):
-    """The match length as the state map's row (0..31) and as a 2-bit bucket (0: none, or one kept after a
-    miss, version 4, that has not yet matched MINLEN bytes again)."""
-    mq = mlen if mlen < 16 else 16 + min((mlen - 16) >> 2, 15)
-    mlb = 0 if mlen < MINLEN else (1 if mlen < 16 else (2 if mlen < 32 else 3))
-    return mq, mlb
-
-
-@njit(cache=True, inline="always")
-def match_index(mlen, ebyte, mq, c0, j):
-    """The match model's state-map entry for bit ``j`` (its quantized length and expected bit), or -1
-    where there is no match or the bits so far left the byte it expects."""
-    if mlen > 0 and ((ebyte | 256) >> (8 - j)) == c0:
-        return mq * 2 + ((ebyte >> (7 - j)) & 1)
-    return -1
-
-
-@njit(cache=True, inline="always")
-def match_inputs(x, at, msm, mi, mlen):
-    """The match model's two inputs at x[at:] (its learned p, its length signed by the expected bit), then the bias."""
-    if mi >= 0:
-        x[at] = stretch(np.int64(msm[mi]) >> 20)
-        x[at + 1] = (min(mlen, 32) << 5) * (2 * (mi & 1) - 1)
-    else:
-        x[at] = 0
-        x[at + 1] = 0
-    x[at + 2] = 256
-
-
-@njit(cache=True, inline="always")
-def match_learn(msm, mi, y):
-    """The match model's state map after bit ``y``."""
-    if mi >= 0:
-        msm[mi] = adapt(np.int64(msm[mi]), y, SM_LIMIT)
-
-
-@njit(cache=True, inline="always")
-def ebyte_index(mi, mlb, ebyte, c1, j):
-    """The expected-byte model's entry for bit ``j`` (version 4): the match's expected byte, the previous
-    byte, the length bucket; -1 where ``match_index`` has none."""
-    if mi < 0:
-        return -1
-    return (mlb << 19) | (ebyte << 11) | (c1 << 3) | j
-
-
-@njit(cache=True, inline="always")
-def ebyte_inputs(x, at, em, ei):
-    """The expected-byte model's input at x[at] (its learned p, stretched; 0 with no entry), if the version has it."""
-    if em.shape[0]:
-        x[at] = stretch(np.int64(em[ei]) >> 20) if ei >= 0 else 0
-
-
-@njit(cache=True, inline="always")
-def ebyte_learn(em, ei, y):
-    """The expected-byte model's entry after bit ``y``."""
-    if em.shape[0] and ei >= 0:
-        em[ei] = adapt(np.int64(em[ei]), y, SM_LIMIT)
-
-
-@njit(cache=True, inline="always")
-def match_byte(h, seg, buf, cap):
-    """The byte the match of history ``h`` predicts, or 0; the match is dropped if that byte is not
-    coded yet (its segment of ``cap`` bytes in the buffer has not reached it: on both sides alike)."""
-    if h[MLEN] > 0:
-        ms = (h[MPTR] - 1) // cap
-        if h[MPTR] - ms * cap >= seg[ms, FILL]:
-            h[MLEN] = 0
-    return buf[h[MPTR]] if h[MLEN] > 0 else 0
-
-
-@njit(cache=True, inline="always")
 def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte, keep):
     """History ``h`` after byte ``c``: its buffer, contexts, lines, record length and match (extended, or
     looked up: the last 8 bytes first, a longer and likelier match, then the last MINLEN; a candidate
@@ -293,6 +248,8 @@ def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte, keep):
     h[C4], h[C8], h[W0], h[WP] = slide(h[C4], h[C8], h[W0], h[WP], c)
     if h[WP] != wp:
         h[WPP] = wp
+    col = k - h[LINE]
+    h[VMATCH] = h[VMATCH] + 1 if c != 10 and h[PLINE] + col < h[LINE] and buf[g0 + h[PLINE] + col] == c else 0
     if c == 10:
         h[PLINE], h[LINE] = h[LINE], k + 1
     d = k + 1 - last[c]
@@ -331,110 +288,3 @@ def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte, keep):
         if k + 1 >= 8:
             mtab[hl] = gi + 1
     h[MLEN], h[MPTR], h[CAND], h[CANDN], h[FILL] = mlen, mptr, cand, cand_n, k + 1
-
-
-@njit(cache=True, inline="always")
-def _row3(buf, at):
-    """The 24 pixels around byte ``at`` of the buffer: the byte before, it, the byte after."""
-    return (np.int64(buf[at - 1]) << 16) | (np.int64(buf[at]) << 8) | np.int64(buf[at + 1])
-
-
-@njit(cache=True, inline="always")
-def image_contexts(ictx, h, buf, g0, c0, c1, j, binary):
-    """The image model's contexts of bit ``j`` (a pixel): the pixels before it in its row and around it in
-    the three rows above (a row is the record length), each a 16-bit index; ictx[0] = -1 (off) where the
-    history holds no record length of 8 bytes or more, not three rows yet, or the recent bytes are mostly
-    text (``binary``, of 256, below half: lmzip.cm.model's running share of bytes that are not)."""
-    r, k = h[RLEN], h[FILL]
-    if r < 8 or k < 3 * r + 1 or binary < 128:
-        ictx[0] = -1
-        return
-    s = 13 - j  # the pixel above sits at bit 15 - j of _row3, its right neighbours below
-    u1, u2, u3 = _row3(buf, g0 + k - r), _row3(buf, g0 + k - 2 * r), _row3(buf, g0 + k - 3 * r)
-    a1, a2 = (u1 >> s) & 0x1F, (u2 >> s) & 0x1F  # five pixels centred above, and two rows above
-    r0 = ((c1 << j) | (c0 ^ (1 << j))) & 0xFF  # this row's last eight pixels
-    ictx[0] = (r0 & 7) | (a1 << 3) | ((a2 & 0xE) << 7)
-    ictx[1] = 0x1000 | r0 | (a1 << 8)
-    ictx[2] = 0x4000 | (r0 & 3) | (((u1 >> (s - 1)) & 0x7F) << 2) | (a2 << 9)
-    ictx[3] = ((r0 & 0x3F) | (((u1 >> (s - 3)) & 0x1FF) << 6)) ^ (((u2 >> (s - 2)) & 0x7F) << 9)
-    ictx[4] = (r0 & 0xF) | (a1 << 4) | (a2 << 9) | (((u3 >> (s + 1)) & 3) << 14)
-
-
-@njit(cache=True, inline="always")
-def image_inputs(x, at, it, ictx):
-    """The image model's inputs at x[at:]: each context's learned p, stretched (0 where it is off)."""
-    for m in range(it.shape[0]):
-        x[at + m] = stretch(np.int64(it[m, ictx[m] & 0xFFFF]) >> 20) if ictx[0] >= 0 else 0
-
-
-@njit(cache=True, inline="always")
-def image_learn(it, ictx, y):
-    """The image model's entries after bit ``y``."""
-    if ictx[0] >= 0:
-        for m in range(it.shape[0]):
-            i = ictx[m] & 0xFFFF
-            it[m, i] = adapt(np.int64(it[m, i]), y, SM_LIMIT)
-
-
-@njit(cache=True, inline="always")
-def indirect_contexts(ctx, ind, c4):
-    """The indirect models' contexts (ctx[13:15], version 3): a context and the bytes that followed it last."""
-    c1, c21 = c4 & 0xFF, c4 & 0xFFFF
-    ctx[13] = hash2(c1 | (np.int64(ind[c1]) << 8), 17)
-    ctx[14] = hash2(c21 | (np.int64(ind[256 + c21]) << 16), 18)
-
-
-@njit(cache=True, inline="always")
-def indirect_done(ind, c4, c):
-    """The indirect histories after byte ``c`` (``c4``: the bytes before it)."""
-    c1, c21 = c4 & 0xFF, 256 + (c4 & 0xFFFF)
-    ind[c1] = ((np.int64(ind[c1]) << 8) | c) & 0xFFFF
-    ind[c21] = ((np.int64(ind[c21]) << 8) | c) & 0xFFFF
-
-
-@njit(cache=True, inline="always")
-def run_start(ht, base, rpos, rinfo):
-    """The run of each of the first N_RUN hashed contexts as the byte starts (their first nibble's buckets):
-    the byte it saw last and how many times in a row (the low 16 bits of the bucket's check slot)."""
-    for k in range(rpos.shape[0]):
-        rpos[k] = base[k]
-        rinfo[k] = np.int64(ht[k, base[k]]) & 0xFFFF
-
-
-@njit(cache=True, inline="always")
-def run_inputs(x, at, rsm, rinfo, ridx, c0, j):
-    """The run model's inputs at x[at:]: per context, the learned p of the bit its last byte predicts (0
-    where it saw none, or the bits so far left that byte); ``ridx``: the state-map entries, -1 for none."""
-    for k in range(rinfo.shape[0]):
-        n, b = rinfo[k] & 0xFF, rinfo[k] >> 8
-        if n > 0 and ((b | 256) >> (8 - j)) == c0:
-            q = n if n < 16 else 16 + min((n - 16) >> 3, 15)
-            ridx[k] = (q << 1) | ((b >> (7 - j)) & 1)
-            x[at + k] = stretch(np.int64(rsm[k, ridx[k]]) >> 20)
-        else:
-            ridx[k] = -1
-            x[at + k] = 0
-
-
-@njit(cache=True, inline="always")
-def run_learn(rsm, ridx, y):
-    """The run model's state maps after bit ``y``."""
-    for k in range(ridx.shape[0]):
-        if ridx[k] >= 0:
-            rsm[k, ridx[k]] = adapt(np.int64(rsm[k, ridx[k]]), y, SM_LIMIT)
-
-
-@njit(cache=True, inline="always")
-def run_done(ht, rpos, rinfo, c):
-    """Each context's run after byte ``c``: one longer, or a new run of ``c`` (a bucket claimed again within
-    the byte, whose low bits no longer hold the run read at its start, is left alone)."""
-    for k in range(rpos.shape[0]):
-        v = np.int64(ht[k, rpos[k]])
-        if v & 0xFFFF != rinfo[k]:
-            continue
-        n, b = rinfo[k] & 0xFF, rinfo[k] >> 8
-        if n > 0 and b == c:
-            n = min(n + 1, 255)
-        else:
-            n, b = 1, c
-        ht[k, rpos[k]] = (v & 0xFFFF0000) | (b << 8) | n

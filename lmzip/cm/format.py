@@ -6,9 +6,11 @@ Version 2 (lmzip 0.8) adds a word model over three words and the bilevel-image m
 version 3 adds the run model, two indirect models and a mixer by the last two bytes, for ~0.8% fewer bytes
 at ~2/3 of the speed; version 4 adds to version 3 a word model and two line models, an expected-byte model,
 a run flag in every slot's state, state maps by partial byte for the orders and a match kept after a miss,
-for 1.1% fewer bytes over the bench files at ~7/8 of the speed: it is what levels 7-9 write (`version_for`),
-levels 1-6 writing version 2. Earlier versions decode as they were written, through the same loop with their
-own tables.
+for 1.1% fewer bytes over the bench files at ~7/8 of the speed; version 5 adds eight text models (a keyword
+before ':' or '=', the gap between words, the last letters and digits, the types of the last bytes, the word's
+length, an open bracket or quote, the line above), a long match model, six more image contexts and mixer
+weight sets that learn faster while young: it is what levels 7-9 write (`version_for`), levels 1-6 writing
+version 2. Earlier versions decode as they were written, through the same loop with their own tables.
 
 A header can only ask for the tables of a level 1..9 (their size is fixed by the level) and for an
 output no longer than the payload could possibly code: no bit costs less than log2(65536/65535) bits,
@@ -22,11 +24,11 @@ import struct
 from lmzip.errors import FormatError
 
 MAGIC = b"LMCM"
-VERSION = 4  # the newest version, what levels from HEAVY on write
-VERSIONS = (1, 2, 3, 4)  # what this build reads
+VERSION = 5  # the newest version, what levels from HEAVY on write
+VERSIONS = (1, 2, 3, 4, 5)  # what this build reads
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
-HEAVY = 7  # the first level that runs version 4's models; below it, version 2's, at 3/2 of the speed
+HEAVY = 7  # the first level that runs the newest version's models; below it, version 2's, several times faster
 _HEAD = struct.Struct("<4sBBQI")
 HEADER_BYTES = _HEAD.size
 

@@ -31,9 +31,9 @@ from numba import njit
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 
 # isort: split
-from lmzip.cm import body  # the context models, shared with counting's loop (lmzip.cm.model)
-from lmzip.cm.body import C4, FILL, MLEN, N_STATE
+from lmzip.cm import body, match  # the context models, shared with counting's loop (lmzip.cm.model)
 from lmzip.cm.coder import decode_bit, encode_bit, new_state, start_decoder
+from lmzip.cm.history import C4, FILL, MLEN, N_STATE
 from lmzip.cm.model import APM2_BITS, APM_RATE, MIX_LR1, MIX_LR2, SET_C0, SET_C1, SET_C2, SET_ST, Tables, table_bits
 from lmzip.cm.model import N_SETS as CM_SETS
 from lmzip.cm.parts import SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
@@ -120,6 +120,7 @@ def allocate(level: int, segments: int, cap: int, vocab_size: int) -> State:
         mtab=np.zeros(1 << mb, dtype=np.int32),
         msm=np.full(64, half, dtype=np.uint32),
         it=none, rsm=none, ind=np.zeros(0, dtype=np.uint16), em=np.zeros(0, dtype=np.uint32),
+        ltab=np.zeros(0, dtype=np.int32), lsm=np.zeros(0, dtype=np.uint32),
     )
     return State(
         cm=cm, apm4=apm_init(32 * 256), apm5=apm_init(256 * 32),
@@ -244,8 +245,8 @@ def _byte(encode, coder, tables, segs, shared, walk, r, tbyte, work):
     c1 = c4 & 0xFF
     lr1 = MIX_LR1 // 2 + ((MIX_LR1 // 2) << 18) // ((1 << 18) + i)
     body.contexts(ctx, h, buf, g0)
-    ebyte = body.match_byte(h, seg, buf, cap)
-    mq, mlb = body.match_quant(h[MLEN])
+    ebyte = match.match_byte(h, seg, buf, cap)
+    mq, mlb = match.match_quant(h[MLEN])
     c0 = 1
     for j in range(8):
         if j == 0 or j == 4:
@@ -254,20 +255,20 @@ def _byte(encode, coder, tables, segs, shared, walk, r, tbyte, work):
         # the model's view: how the range splits on this bit
         mid = _first_at_least(sbytes, lo, hi, d, ((((c0 - (1 << j)) << 1) | 1) << (7 - j)))
         n0, n1 = cum[mid] - cum[lo], cum[hi] - cum[mid]
-        mi = body.match_index(h[MLEN], ebyte, mq, c0, j)
+        mi = match.match_index(h[MLEN], ebyte, mq, c0, j)
         if n0 == 0 or n1 == 0:
             y = 1 if n0 == 0 else 0
         else:
             plm = (n1 << 12) // (n0 + n1)
             plm = 1 if plm < 1 else (4095 if plm > 4095 else plm)
             known = body.inputs(x, t01, ht, sm, base, nib, c0, c1, j)
-            body.match_inputs(x, X_MATCH, tables[11], mi, h[MLEN])
+            match.match_inputs(x, X_MATCH, tables[11], mi, h[MLEN])
             p = _mixed_p(tables, work, (c0, c4, j, mi, mlb, known, stretch(plm)))
             y = _code_bit(encode, st, out, src, (tbyte >> (7 - j)) & 1, p)
             _mixed_learn(tables, work, y, lr1)
         # --- every counting model learns the bit, coded or not ---
         body.learn(t01, ht, sm, base, nib, c0, c1, j, y)
-        body.match_learn(tables[11], mi, y)
+        match.match_learn(tables[11], mi, y)
         if y:
             lo = mid
         else:

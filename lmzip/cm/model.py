@@ -3,7 +3,8 @@
 Per bit, every model of `body` offers two stretched probabilities (the run model one); four mixers
 (weight sets chosen by the partial byte, by match state x how many high orders know this context x bit
 position, by the previous byte, by the byte before it; version 3 adds a fifth, by the last two bytes)
-combine them, a final mixer (sets by match/orders state) combines those, three APM stages (order 1,
+combine them (version 5: a weight set learns faster while it is young, by its count of uses), a final
+mixer (sets by match/orders state) combines those, three APM stages (order 1,
 order 2, match state) refine the result, and the arithmetic coder spends -log2(p) bits on the bit
 actually seen.
 Encoding and decoding run this very loop (`encode` picks which coder step is called), so the two
@@ -19,45 +20,46 @@ from numba import njit
 
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 from lmzip.cm.body import (
-    C4,
-    EBYTE_BITS,
-    IMAGE_BITS,
-    IND_BYTES,
-    MLEN,
-    N_STATE,
-    RUN_STATES,
     buckets,
     byte_done,
     contexts,
+    inputs,
+    learn,
+    n_ebyte,
+    n_hashed,
+    n_image,
+    n_inputs,
+    n_long,
+    n_run,
+    sm_shape,
+)
+from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
+from lmzip.cm.format import version_for
+from lmzip.cm.history import C4, LLEN, LPTR, MLEN, N_STATE, W0
+from lmzip.cm.image import IMAGE_BITS, image_contexts, image_inputs, image_learn
+from lmzip.cm.match import (
+    EBYTE_BITS,
     ebyte_index,
     ebyte_inputs,
     ebyte_learn,
-    image_contexts,
-    image_inputs,
-    image_learn,
-    indirect_contexts,
-    indirect_done,
-    inputs,
-    learn,
     match_byte,
     match_index,
     match_inputs,
     match_learn,
     match_quant,
-    n_ebyte,
-    n_hashed,
-    n_image,
-    n_inputs,
-    n_run,
+)
+from lmzip.cm.parts import SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
+from lmzip.cm.run import (
+    IND_BYTES,
+    RUN_STATES,
+    indirect_contexts,
+    indirect_done,
     run_done,
     run_inputs,
     run_learn,
     run_start,
-    sm_shape,
 )
-from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
-from lmzip.cm.format import version_for
-from lmzip.cm.parts import SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
+from lmzip.cm.text import LONG_STATES, long_done, long_index, long_inputs, text_done
 
 MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
 # the first-layer weight sets, one array: by partial byte c0, by match/orders state, by the previous
@@ -90,12 +92,14 @@ class Tables:
     rsm: np.ndarray  # the run model's state maps (version 3; no rows before)
     ind: np.ndarray  # the indirect models' histories (version 3; empty before)
     em: np.ndarray  # the expected-byte model's entries (version 4; empty before)
+    ltab: np.ndarray  # the long match model's table (version 5; empty before)
+    lsm: np.ndarray  # its state map (version 5; empty before)
 
     @property
     def arrays(self) -> tuple:
         """Every table, in the order the loop takes them."""
         return (self.ht, self.t01, self.sm, self.w1, self.wf, self.apm1, self.apm2, self.apm3, self.mtab, self.msm,
-                self.it, self.rsm, self.ind, self.em)
+                self.it, self.rsm, self.ind, self.em, self.ltab, self.lsm)
 
     @property
     def nbytes(self) -> int:
@@ -126,7 +130,8 @@ def table_bytes(level: int, version: int | None = None) -> int:
             + 4 * n_inputs(version) * n_sets(version) + 4 * 256 * (n_mix(version) + 1)
             + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256) + 4 * (1 << mb) + 4 * 64
             + 4 * (n_image(version) << IMAGE_BITS) + 4 * RUN_STATES * n_run(version)
-            + 2 * IND_BYTES * (version >= 3) + 4 * (n_ebyte(version) << EBYTE_BITS))
+            + 2 * IND_BYTES * (version >= 3) + 4 * (n_ebyte(version) << EBYTE_BITS)
+            + (4 * (1 << mb) + 4 * LONG_STATES) * (n_long(version) > 0))
 
 
 def allocate(level: int, version: int | None = None) -> Tables:
@@ -150,6 +155,8 @@ def allocate(level: int, version: int | None = None) -> Tables:
         rsm=np.full((n_run(version), RUN_STATES), half, dtype=np.uint32),
         ind=np.zeros(IND_BYTES if version >= 3 else 0, dtype=np.uint16),
         em=np.full(n_ebyte(version) << EBYTE_BITS, half, dtype=np.uint32),
+        ltab=np.zeros((1 << mb) if n_long(version) else 0, dtype=np.int32),
+        lsm=np.full(LONG_STATES if n_long(version) else 0, half, dtype=np.uint32),
     )
 
 
@@ -171,6 +178,8 @@ def _mask(off: int, t: Tables) -> np.ndarray:
         spans += [(OFF_INDIRECT, 30, 34), (OFF_RUN, x_run, x_run + t.rsm.shape[0])]
     if t.em.shape[0]:  # version 4: the expected-byte model goes with the match model; the word and line models
         spans += [(OFF_MATCH, n - 4, n - 3), (OFF_WORDS, 34, 38), (OFF_RECORDS, 38, 40)]
+    if t.lsm.shape[0]:  # version 5: the long match model goes with the match model; the text models
+        spans += [(OFF_MATCH, n - 6, n - 4), (OFF_WORDS, 40, 52)]
     mask = np.ones(n, dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:
@@ -212,11 +221,18 @@ def _mix(w1, wf, x, xf, sel, s2):
 
 
 @njit(cache=True, inline="always")
-def _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1):
-    """Every mixer after bit ``y``: the first layer at rate ``lr1``, the final mixer at MIX_LR2."""
+def _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, wn):
+    """Every mixer after bit ``y``: the first layer at rate ``lr1`` (version 5: faster while a weight set is
+    young, ``wn`` counting each set's uses), the final mixer at MIX_LR2."""
     n = xf.shape[0] - 1
     for k in range(n):
-        mix_train(w1, sel[k], x, x.shape[0], ((y << 12) - sq(xf[k])) * lr1)
+        r = lr1
+        if wn.shape[0]:
+            u = wn[sel[k]]
+            r += (lr1 * 24) // (u + 16)
+            if u < 65535:
+                wn[sel[k]] = u + 1
+        mix_train(w1, sel[k], x, x.shape[0], ((y << 12) - sq(xf[k])) * r)
     mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * MIX_LR2)
 
 
@@ -267,11 +283,12 @@ def _scratch(w1, wf, ht, it, rsm):
 
 @njit(cache=True)
 def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
-    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em = tables
+    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
     nb_mask = (ht.shape[1] >> 4) - 1
     n_in = w1.shape[1]  # the version's inputs: two per model, the image, run and match models', the bias
     x_image, x_run, x_match = 2 * ht.shape[0] + 4, 2 * ht.shape[0] + 4 + it.shape[0], n_in - 3
     x, xf, sel, aj, ctx, base, ictx, rpos, rinfo, ridx = _scratch(w1, wf, ht, it, rsm)
+    wn = np.zeros(w1.shape[0] if ltab.shape[0] else 0, dtype=np.int64)  # version 5: each weight set's uses
     if encode:
         out = np.empty(n // 2 + 1024, dtype=np.uint8)
     else:
@@ -297,6 +314,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
         if ind.shape[0]:
             indirect_contexts(ctx, ind, c4)
         ebyte = match_byte(h, hist, buf, n + 1)
+        lbyte = np.int64(buf[h[LPTR]]) if h[LLEN] > 0 else 0
         mq, mlb = match_quant(h[MLEN])
         c0 = 1
         for j in range(8):
@@ -310,6 +328,10 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             match_inputs(x, x_match, msm, mi, h[MLEN])
             ei = ebyte_index(mi, mlb, ebyte, c1, j)
             ebyte_inputs(x, x_match - 1, em, ei)
+            li = -1
+            if ltab.shape[0]:
+                li = long_index(h, buf, ebyte, mi, c0, j)
+                long_inputs(x, x_match - 3, lsm, li, h[LLEN])
             if it.shape[0]:
                 image_contexts(ictx, h, buf, 0, c0, c1, j, binary)
                 image_inputs(x, x_image, it, ictx)
@@ -327,13 +349,15 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
                 encode_bit(st, out, y, p)
             else:
                 y = decode_bit(st, src, p)
-            _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1)
+            _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, wn)
             _refine_learn((apm1, apm2, apm3), aj, y)
             learn(t01, ht, sm, base, nib, c0, c1, j, y)
             match_learn(msm, mi, y)
             image_learn(it, ictx, y)
             run_learn(rsm, ridx, y)
             ebyte_learn(em, ei, y)
+            if li >= 0:
+                match_learn(lsm, li, y)
             c0 = (c0 << 1) | y
         cb = c0 & 0xFF
         if it.shape[0]:  # the running share of bytes that are not text: the image model's gate
@@ -341,7 +365,12 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
         run_done(ht, rpos, rinfo, cb)
         if ind.shape[0]:
             indirect_done(ind, c4, cb)
+        w_before = h[W0]
         byte_done(h, cb, buf, 0, n + 1, last, lastd, mtab, ebyte, em.shape[0] > 0)
+        if ht.shape[0] > 18:
+            text_done(h, cb, w_before)
+        if ltab.shape[0]:
+            long_done(h, cb, buf, ltab, lbyte)
         k_mark, next_mark = _mark(marks, k_mark, next_mark, i, n, st[3])
     if encode:
         flush(st, out)

@@ -21,6 +21,7 @@ M32 = 0xFFFFFFFF
 # same), the count, the last 4 bits; its state (what the state map is indexed by) is the low 11 bits.
 SLOT_INIT = 1 << 31  # p = 1/2, never seen
 P_SHIFT = 10
+SM_LIMIT = 255  # a state map's entry (an adaptive p, `adapt`) stops slowing its rate at 1/256.5
 SKIP_ERR = 12 * 24  # mixer errors below 12/4096 (at the rate x24 the model uses) are not trained on
 
 

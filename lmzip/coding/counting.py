@@ -19,19 +19,20 @@ Progress = Callable[[int, int], None]
 
 
 def encode(data: bytes, level: int | None, progress: Progress | None = None, whole: bool = False,
-           marks=None, **where) -> tuple[bytes, Header, float]:
+           marks=None, version: int | None = None, **where) -> tuple[bytes, Header, float]:
     """The block's frame coded at cm ``level`` (or stored where that would not shrink it, or where
     ``level`` is None: nothing coded, 0 bits), and its bits; ``whole``: the whole input, so a short frame;
-    ``marks``: filled with counting's cost profile (lmzip.cm.model.run)."""
+    ``marks``: filled with counting's cost profile (lmzip.cm.model.run); ``version``: the cm version (None:
+    the level's)."""
     from lmzip import cm
     from lmzip.cm import format as cmfmt
     from lmzip.coding import short
 
     try:
-        payload = cm.compress(data, level, marks) if level is not None else None
-    except MemoryError as e:  # the level's tables (up to 1,220 MiB at 9) did not fit
+        payload = cm.compress(data, level, marks, version) if level is not None else None
+    except MemoryError as e:  # the level's tables (up to 1,756 MiB at 9) did not fit
         raise LmzipError(f"not enough memory for the tables of counting level {level} "
-                         f"({cm.table_bytes(level) >> 20} MiB); choose a lower one (-m cm-1 ... cm-8)") from e
+                         f"({cm.table_bytes(level, version) >> 20} MiB); choose a lower one (-m cm-1 ... cm-8)") from e
     if progress:
         progress(len(data), len(data))
     if whole:

@@ -35,13 +35,15 @@ MAX_BLOCK = (1 << 32) - 1
 # (1,056 MiB against 949 at 5, benchmarks/results/memory.md); level 8's 405 MiB gain 1% over the bench files
 MIX_LEVEL = 5
 # --mix also counts each block alone and keeps the smaller frame (lmzip.coding.stream): a block of over
-# COUNTED_LARGE bytes at COUNTED_LEVEL. Those tables live only during that pass, freed before the groups
-# make theirs, but the loaded model stays beside them: with cm version 4, level 8's 636 MiB held the default at
-# 1,023 MiB on a 4 MiB block (benchmarks/memory.py), level 7's 344 MiB write 0.07% more over
-# benchmarks/cm_sample.py's sample (and 1.40% less than version 3 at 8, this setting before;
-# benchmarks/results/cm-sample/). A smaller block is counted at SMALL_COUNTED_LEVEL, -1's (cm version 2):
-# there a larger level gains ~0.1-0.5% and costs its tables' setting up (fields.c, 11 KB: 0.15 s against 0.05 s at 6).
-COUNTED_LEVEL, COUNTED_LARGE, SMALL_COUNTED_LEVEL = 7, 1 << 20, cm_format.DEFAULT_LEVEL
+# COUNTED_LARGE bytes at COUNTED_LEVEL in the newest cm version (COUNTED_VERSION). Those tables live only during
+# that pass, freed before the groups make theirs, but the loaded model stays beside them: with cm version 4,
+# level 8's 636 MiB held the default at 1,023 MiB on a 4 MiB block (benchmarks/memory.py). Version 5 at level 6
+# (272 MiB) writes less than version 4 at 7 (344 MiB), the setting before, over benchmarks/cm_sample.py's
+# sample (benchmarks/results/cm-sample/). A smaller block is counted at SMALL_COUNTED_LEVEL in that level's
+# version, -1's (cm version 2): there the heavier models cost more time than -1's 3x (issue 36) and a larger
+# level gains ~0.1-0.5% for its tables' setting up (fields.c, 11 KB: 0.15 s against 0.05 s at 6).
+COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, cm_format.VERSION, 1 << 20
+SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)
 
 
@@ -148,9 +150,9 @@ class Settings:
                    tables or MIX_LEVEL, counted_level=max(tables or 0, COUNTED_LEVEL),
                    lead=LEAD if lead is None else lead, trial=trial)
 
-    def counted_level_for(self, n: int) -> int:
-        """With mix: the level a block of ``n`` bytes is also counted alone at."""
-        return self.counted_level if n > COUNTED_LARGE else SMALL_COUNTED_LEVEL
+    def counted_for(self, n: int) -> tuple[int, int | None]:
+        """With mix: the cm level and version a block of ``n`` bytes is also counted alone at (None: the level's)."""
+        return (self.counted_level, COUNTED_VERSION) if n > COUNTED_LARGE else (SMALL_COUNTED_LEVEL, None)
 
     @property
     def arith(self) -> int:

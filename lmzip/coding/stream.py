@@ -201,12 +201,13 @@ def _trial_ahead(data: bytes, settings: Settings, budget: Budget, workers: int |
 
 def counted_instead(data: bytes, settings: Settings, block: int, last: bool,
                     marks: np.ndarray | None = None) -> tuple[bytes, Header, float] | None:
-    """With mix: the block counted alone (Settings.counted_level_for), which the stream keeps where it is the
+    """With mix: the block counted alone (Settings.counted_for), which the stream keeps where it is the
     smaller frame (a block the language model barely knows: a binary, a table; or one so small that a
     short frame's header decides, stored or counted); ``marks``: filled with counting's cost profile."""
-    # random data is stored, as codec.encode does
-    level = None if transform.looks_random(data) else settings.counted_level_for(len(data))
-    return counting.encode(data, level, None, block == 0 and last, marks, block=block,
+    level, version = settings.counted_for(len(data))
+    if transform.looks_random(data):  # random data is stored, as codec.encode does
+        level = None
+    return counting.encode(data, level, None, block == 0 and last, marks, version=version, block=block,
                            block_size=settings.block_size, last=last)
 
 

@@ -69,7 +69,8 @@ GOLDEN_INPUT = TEXT + BINARY + bytes(range(256))
 GOLDEN = {1: "de439c5a0b4ae690bd2a28dbd9e73b781d207db38388e1582d62fde3c671b851",
           2: "6311bfdfebf44f56b0974934839fd825f487fdff518352f67f4f181589c95ccd",
           3: "154805dfe7d66f4c82ee6c890096d475c814a91134f5539226c78b28494f8a50",
-          4: "c26834380e75e362eda58dcae40f0a7eb76545fbc5dbe443ede4cbf979f33e5c"}
+          4: "c26834380e75e362eda58dcae40f0a7eb76545fbc5dbe443ede4cbf979f33e5c",
+          5: "e140211c31a230f5057aef6cd2154db8f68205e9095908e833ac9829b6a4e970"}
 
 
 @pytest.mark.parametrize("version", fmt.VERSIONS)
@@ -115,9 +116,16 @@ def test_version_4_codes_text_and_code_smaller_than_3():
     assert four < three * 0.995
 
 
-@pytest.mark.parametrize("level, version", [(1, 2), (6, 2), (fmt.HEAVY, 4), (9, 4)])
+def test_version_5_codes_text_and_code_smaller_than_4():
+    """The text models (keyword, gap, letters, types, brackets, the line above), the long match, six more image
+    contexts and young weight sets learning faster: 3,112 -> 3,060 bytes on 11 KB of text and this file's code."""
+    four, five = (len(cm.compress(TEXT * 4 + CODE, LEVEL, version=v)) for v in (4, 5))
+    assert five < four * 0.995
+
+
+@pytest.mark.parametrize("level, version", [(1, 2), (6, 2), (fmt.HEAVY, 5), (9, 5)])
 def test_a_level_writes_its_version(level, version):
-    """Levels from HEAVY on run version 4's models; the ones below write version 2, readable by lmzip 0.7."""
+    """Levels from HEAVY on run version 5's models; the ones below write version 2, readable by lmzip 0.7."""
     blob = cm.compress(TEXT, level)
     assert blob[4] == version and cm.decompress(blob) == TEXT
 
@@ -168,7 +176,7 @@ def test_memory_is_what_the_level_states(level, version):
 
 def test_memory_grows_with_level_within_bound():
     assert table_bytes(1) < 20 << 20  # level 1: ~16 MiB (APMs and mixers are fixed costs)
-    assert table_bytes(9) < 1280 << 20  # the largest level: 1,220 MiB (version 4; 1,003 in version 3)
+    assert table_bytes(9) < 1792 << 20  # the largest level: 1,756 MiB (version 5; 1,220 in version 4)
     assert all(table_bytes(lv) < table_bytes(lv + 1) for lv in range(1, 9))
 
 

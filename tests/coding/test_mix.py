@@ -259,15 +259,17 @@ def test_two_groups_decide_alike_side_by_side_and_in_turns(bpe_model):
 
 
 def test_a_block_is_counted_alone_at_a_level_that_suits_its_size(monkeypatch):
-    """With mix, counting alone codes a large block with large tables, a small one with -1's (level 8's
-    tables cost a small block more time than they save bytes)."""
+    """With mix, counting alone codes a large block with the newest cm version's models, a small one with -1's
+    (the heavier models cost a small block more time than they save bytes)."""
+    from lmzip.cm import format as cmfmt
     from lmzip.coding import settings as S
 
     monkeypatch.setattr(S, "COUNTED_LARGE", 1500)
-    big = stream.counted_instead(TEXT * 2, Settings(mix=True), 0, False)[1]
-    small = stream.counted_instead(TEXT[:1000], Settings(mix=True), 0, False)[1]
-    assert (big.model_name, small.model_name) == (f"cm-{S.COUNTED_LEVEL}", f"cm-{S.SMALL_COUNTED_LEVEL}")
-    assert S.COUNTED_LEVEL != S.SMALL_COUNTED_LEVEL
+    big = stream.counted_instead(TEXT * 2, Settings(mix=True), 0, False)
+    small = stream.counted_instead(TEXT[:1000], Settings(mix=True), 0, False)
+    assert (big[1].model_name, small[1].model_name) == (f"cm-{S.COUNTED_LEVEL}", f"cm-{S.SMALL_COUNTED_LEVEL}")
+    versions = [blob[head.size + 4] for blob, head, _ in (big, small)]  # each frame's cm stream: "LMCM", version
+    assert versions == [cmfmt.VERSION, cmfmt.version_for(S.SMALL_COUNTED_LEVEL)] and versions[0] != versions[1]
 
 
 def test_the_shortest_tokens_a_model_is_tried_on_follow_its_training_text(bpe_model):

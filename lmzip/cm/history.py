@@ -1,0 +1,14 @@
+"""A history: one int64 row per stream (or per segment of the mixed loop) holding what the models' contexts
+are made of. Its fields: the last eight bytes (C4 the latest four, C8 the four before), the word hashes
+(W0 the current word, WP the previous one, WPP the one before that: version 2 on), the match (MLEN,
+MPTR), the text lines (LINE and PLINE: where this line and the one before start), the record length
+(RLEN, its candidate CAND seen CANDN times), how many bytes the history has seen (FILL); version 5's long
+match (LLEN, LPTR) and text models (GAP: the bytes since the last word; GAPW: the gap before the current
+word; KEY: the last word before ':' or '='; TEXT: the last five letters and digits; GROUPS: the classes of
+the last six bytes; OPEN: an open bracket or quote; TYPES: the types of the last eight bytes, 3 bits each;
+WLEN: the current word's length; VMATCH: how many bytes in a row agreed with the line above).
+"""
+
+C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL, WPP, LLEN, LPTR = range(15)
+GAP, GAPW, KEY, TEXT, GROUPS, OPEN, TYPES, WLEN, VMATCH = range(15, 24)
+N_STATE = 24

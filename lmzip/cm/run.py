@@ -1,0 +1,78 @@
+"""Version 3's run model (per hashed context, the byte it saw last and how many times in a row) and its two
+indirect models (a context and the bytes that followed it last)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from lmzip.cm.parts import SM_LIMIT, adapt, hash2
+from lmzip.cm.tables import stretch
+
+N_RUN = 7              # the run model's inputs: hashed models 0..6
+RUN_STATES = 64        # its state map's entries per model: the run's length (32 steps) x the predicted bit
+IND_BYTES = 256 + 65536  # the indirect models' histories: per byte, then per two bytes
+
+
+@njit(cache=True, inline="always")
+def indirect_contexts(ctx, ind, c4):
+    """The indirect models' contexts (ctx[13:15], version 3): a context and the bytes that followed it last."""
+    c1, c21 = c4 & 0xFF, c4 & 0xFFFF
+    ctx[13] = hash2(c1 | (np.int64(ind[c1]) << 8), 17)
+    ctx[14] = hash2(c21 | (np.int64(ind[256 + c21]) << 16), 18)
+
+
+@njit(cache=True, inline="always")
+def indirect_done(ind, c4, c):
+    """The indirect histories after byte ``c`` (``c4``: the bytes before it)."""
+    c1, c21 = c4 & 0xFF, 256 + (c4 & 0xFFFF)
+    ind[c1] = ((np.int64(ind[c1]) << 8) | c) & 0xFFFF
+    ind[c21] = ((np.int64(ind[c21]) << 8) | c) & 0xFFFF
+
+
+@njit(cache=True, inline="always")
+def run_start(ht, base, rpos, rinfo):
+    """The run of each of the first N_RUN hashed contexts as the byte starts (their first nibble's buckets):
+    the byte it saw last and how many times in a row (the low 16 bits of the bucket's check slot)."""
+    for k in range(rpos.shape[0]):
+        rpos[k] = base[k]
+        rinfo[k] = np.int64(ht[k, base[k]]) & 0xFFFF
+
+
+@njit(cache=True, inline="always")
+def run_inputs(x, at, rsm, rinfo, ridx, c0, j):
+    """The run model's inputs at x[at:]: per context, the learned p of the bit its last byte predicts (0
+    where it saw none, or the bits so far left that byte); ``ridx``: the state-map entries, -1 for none."""
+    for k in range(rinfo.shape[0]):
+        n, b = rinfo[k] & 0xFF, rinfo[k] >> 8
+        if n > 0 and ((b | 256) >> (8 - j)) == c0:
+            q = n if n < 16 else 16 + min((n - 16) >> 3, 15)
+            ridx[k] = (q << 1) | ((b >> (7 - j)) & 1)
+            x[at + k] = stretch(np.int64(rsm[k, ridx[k]]) >> 20)
+        else:
+            ridx[k] = -1
+            x[at + k] = 0
+
+
+@njit(cache=True, inline="always")
+def run_learn(rsm, ridx, y):
+    """The run model's state maps after bit ``y``."""
+    for k in range(ridx.shape[0]):
+        if ridx[k] >= 0:
+            rsm[k, ridx[k]] = adapt(np.int64(rsm[k, ridx[k]]), y, SM_LIMIT)
+
+
+@njit(cache=True, inline="always")
+def run_done(ht, rpos, rinfo, c):
+    """Each context's run after byte ``c``: one longer, or a new run of ``c`` (a bucket claimed again within
+    the byte, whose low bits no longer hold the run read at its start, is left alone)."""
+    for k in range(rpos.shape[0]):
+        v = np.int64(ht[k, rpos[k]])
+        if v & 0xFFFF != rinfo[k]:
+            continue
+        n, b = rinfo[k] & 0xFF, rinfo[k] >> 8
+        if n > 0 and b == c:
+            n = min(n + 1, 255)
+        else:
+            n, b = 1, c
+        ht[k, rpos[k]] = (v & 0xFFFF0000) | (b << 8) | n

@@ -1,0 +1,145 @@
+"""Version 5's text models and long match model: the contexts of prose, fields and tables that the orders,
+words and lines of `body` do not see (a keyword before ':' or '=', the gap between words, letters and digits
+whatever lies between, the types of bytes, an open bracket, the line above), and a second match model
+over the last LONG bytes."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from lmzip.cm.history import FILL, GAP, GAPW, GROUPS, KEY, LLEN, LPTR, OPEN, TEXT, TYPES, VMATCH, W0, WLEN, WP
+from lmzip.cm.parts import hash2
+from lmzip.cm.tables import stretch
+
+LONG = 20              # the long match model looks up the last LONG bytes
+LONG_STATES = 64       # its state map: the length (16 steps) x whether the match model expects the same byte x the bit
+
+
+@njit(cache=True, inline="always")
+def text_contexts(ctx, h, c1, above):
+    """Version 5's text models (ctx[18:22]): the word and the gap before it (or the gap and the word before
+    it); the last keyword (a word before ':' or '=') + the word or gap; the last five letters and digits,
+    whatever lies between; the classes of the last six bytes + the previous byte; then (ctx[22:26]) an open
+    bracket or quote + the word or gap, the types of the last eight bytes + the previous byte, the word's
+    length + the types of the last four, the byte ``above`` + how many bytes in a row agreed with the line
+    above + the previous byte."""
+    w0 = h[W0]
+    if w0 != 0:
+        ctx[18] = hash2(hash2(w0, h[GAPW]), 23)
+        ctx[19] = hash2(hash2(h[KEY], w0), 24)
+    else:
+        ctx[18] = hash2(hash2(h[GAP], h[WP]), 25)
+        ctx[19] = hash2(hash2(h[KEY], h[GAP]), 26)
+    t = h[TEXT]
+    ctx[20] = hash2(hash2(t & 0xFFFFFFFF, t >> 32), 27)
+    g = h[GROUPS]
+    ctx[21] = hash2(hash2(g & 0xFFFFFFFF, (g >> 32) | (c1 << 16)), 28)
+    ctx[22] = hash2(hash2(h[OPEN], w0 if w0 != 0 else h[GAP]), 29)
+    ctx[23] = hash2(hash2(h[TYPES], c1), 30)
+    ctx[24] = hash2(min(h[WLEN], 15) | ((h[TYPES] & 0xFFF) << 4), 31)
+    ctx[25] = hash2(hash2(above, min(h[VMATCH], 15) | (c1 << 8)), 32)
+
+
+@njit(cache=True, inline="always")
+def text_done(h, c, w_before):
+    """The text models' history after byte ``c`` (``w_before``: the word hash before it)."""
+    lc = c + 32 if 65 <= c <= 90 else c
+    if h[W0] != 0:
+        if w_before == 0:
+            h[GAPW], h[GAP] = h[GAP], 0
+    else:
+        h[GAP] = hash2(h[GAP], c)
+        if (c == 58 or c == 61) and w_before != 0:
+            h[KEY] = w_before
+    if (48 <= c <= 57) or (97 <= lc <= 122):
+        h[TEXT] = ((h[TEXT] << 8) | lc) & 0xFFFFFFFFFF
+    if 48 <= c <= 57:
+        g = 48
+    elif 97 <= c <= 122:
+        g = 97
+    elif 65 <= c <= 90:
+        g = 65
+    elif c >= 0xF0:
+        g = 1
+    elif c >= 0xE0:
+        g = 2
+    elif c >= 0xC0:
+        g = 3
+    elif c >= 0x80:
+        g = 4
+    else:
+        g = c
+    h[GROUPS] = ((h[GROUPS] << 8) | g) & 0xFFFFFFFFFFFF
+    if 97 <= lc <= 122:
+        t, h[WLEN] = 1, h[WLEN] + 1
+    else:
+        h[WLEN] = 0
+        if 48 <= c <= 57:
+            t = 2
+        elif c == 32:
+            t = 3
+        elif c == 10:
+            t = 4
+        elif c == 46 or c == 44 or c == 59 or c == 58 or c == 33 or c == 63:
+            t = 5
+        elif c == 40 or c == 41 or c == 91 or c == 93 or c == 123 or c == 125 or c == 34 or c == 39:
+            t = 6
+        else:
+            t = 7 if c < 128 else 0
+    h[TYPES] = ((h[TYPES] << 3) | t) & 0xFFFFFF
+    if c == 40 or c == 91 or c == 123 or c == 34:
+        h[OPEN] = c if not (c == 34 and h[OPEN] == 34) else 0
+    elif c == 41 or c == 93 or c == 125:
+        h[OPEN] = 0
+
+
+@njit(cache=True, inline="always")
+def long_done(h, c, buf, ltab, ebyte):
+    """Version 5's long match after byte ``c`` (one stream, already in ``buf``; ``ebyte``: the byte it expected):
+    extended, or looked up by a hash of the last LONG bytes and held if at least LONG bytes really agree."""
+    k = h[FILL] - 1
+    mlen, mptr = h[LLEN], h[LPTR]
+    if mlen > 0 and ebyte == c:
+        mlen, mptr = min(mlen + 1, 65535), mptr + 1
+    else:
+        mlen = 0
+    if k + 1 >= LONG:
+        x = 0
+        for q in range(LONG):
+            x = hash2(x, np.int64(buf[k - q]))
+        e = x & (ltab.shape[0] - 1)
+        cand = np.int64(ltab[e])
+        if mlen == 0 and cand > 0:
+            ln = 0
+            while ln < 64 and ln < cand and buf[cand - 1 - ln] == buf[k - ln]:
+                ln += 1
+            if ln >= LONG:
+                mlen, mptr = ln, cand
+        ltab[e] = k + 1
+    h[LLEN], h[LPTR] = mlen, mptr
+
+
+@njit(cache=True, inline="always")
+def long_index(h, buf, ebyte, mi, c0, j):
+    """The long match model's state-map entry for bit ``j``: its length, whether the match model expects the
+    same bit, the bit it expects; -1 where it holds none or the bits so far left its byte."""
+    if h[LLEN] == 0:
+        return -1
+    lb = np.int64(buf[h[LPTR]])
+    if ((lb | 256) >> (8 - j)) != c0:
+        return -1
+    bit = (lb >> (7 - j)) & 1
+    same = 1 if mi >= 0 and ((ebyte >> (7 - j)) & 1) == bit else 0
+    return (min(h[LLEN] >> 3, 15) << 2) | (same << 1) | bit
+
+
+@njit(cache=True, inline="always")
+def long_inputs(x, at, lsm, li, llen):
+    """The long match model's two inputs at x[at:]: its learned p, its length signed by the expected bit."""
+    if li >= 0:
+        x[at] = stretch(np.int64(lsm[li]) >> 20)
+        x[at + 1] = (min(llen, 64) << 4) * (2 * (li & 1) - 1)
+    else:
+        x[at] = 0
+        x[at + 1] = 0
