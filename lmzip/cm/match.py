@@ -33,14 +33,21 @@ def match_index(mlen, ebyte, mq, c0, j):
 
 
 @njit(cache=True, inline="always")
-def match_inputs(x, at, msm, mi, mlen):
-    """The match model's two inputs at x[at:] (its learned p, its length signed by the expected bit), then the bias."""
-    if mi >= 0:
-        x[at] = stretch(np.int64(msm[mi]) >> 20)
-        x[at + 1] = (min(mlen, 32) << 5) * (2 * (mi & 1) - 1)
+def pair_inputs(x, at, sm, i, length, cap, shift):
+    """A match model's two inputs at x[at:]: its learned p (state-map entry ``i``, stretched) and its length
+    (at most ``cap``, times 2^``shift``) signed by the expected bit (``i``'s low bit); zeros where ``i`` < 0."""
+    if i >= 0:
+        x[at] = stretch(np.int64(sm[i]) >> 20)
+        x[at + 1] = (min(length, cap) << shift) * (2 * (i & 1) - 1)
     else:
         x[at] = 0
         x[at + 1] = 0
+
+
+@njit(cache=True, inline="always")
+def match_inputs(x, at, msm, mi, mlen):
+    """The match model's two inputs at x[at:] (its learned p, its length signed by the expected bit), then the bias."""
+    pair_inputs(x, at, msm, mi, mlen, 32, 5)
     x[at + 2] = 256
 
 

@@ -9,8 +9,8 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm.history import FILL, GAP, GAPW, GROUPS, KEY, LLEN, LPTR, OPEN, TEXT, TYPES, VMATCH, W0, WLEN, WP
+from lmzip.cm.match import pair_inputs
 from lmzip.cm.parts import hash2
-from lmzip.cm.tables import stretch
 
 LONG = 20              # the long match model looks up the last LONG bytes
 LONG_STATES = 64       # its state map: the length (16 steps) x whether the match model expects the same byte x the bit
@@ -137,9 +137,4 @@ def long_index(h, buf, ebyte, mi, c0, j):
 @njit(cache=True, inline="always")
 def long_inputs(x, at, lsm, li, llen):
     """The long match model's two inputs at x[at:]: its learned p, its length signed by the expected bit."""
-    if li >= 0:
-        x[at] = stretch(np.int64(lsm[li]) >> 20)
-        x[at + 1] = (min(llen, 64) << 4) * (2 * (li & 1) - 1)
-    else:
-        x[at] = 0
-        x[at + 1] = 0
+    pair_inputs(x, at, lsm, li, llen, 64, 4)
