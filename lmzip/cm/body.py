@@ -62,7 +62,6 @@ from lmzip.cm.history import (
     MPTR,
     PLINE,
     RLEN,
-    VMATCH,
     W0,
     WP,
     WPP,
@@ -248,8 +247,6 @@ def byte_done(h, c, buf, g0, cap, last, lastd, mtab, ebyte, keep):
     h[C4], h[C8], h[W0], h[WP] = slide(h[C4], h[C8], h[W0], h[WP], c)
     if h[WP] != wp:
         h[WPP] = wp
-    col = k - h[LINE]
-    h[VMATCH] = h[VMATCH] + 1 if c != 10 and h[PLINE] + col < h[LINE] and buf[g0 + h[PLINE] + col] == c else 0
     if c == 10:
         h[PLINE], h[LINE] = h[LINE], k + 1
     d = k + 1 - last[c]

@@ -330,7 +330,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             ebyte_inputs(x, x_match - 1, em, ei)
             li = -1
             if ltab.shape[0]:
-                li = long_index(h, buf, ebyte, mi, c0, j)
+                li = long_index(h[LLEN], lbyte, ebyte, mi, c0, j)
                 long_inputs(x, x_match - 3, lsm, li, h[LLEN])
             if it.shape[0]:
                 image_contexts(ictx, h, buf, 0, c0, c1, j, binary)
@@ -368,7 +368,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
         w_before = h[W0]
         byte_done(h, cb, buf, 0, n + 1, last, lastd, mtab, ebyte, em.shape[0] > 0)
         if ht.shape[0] > 18:
-            text_done(h, cb, w_before)
+            text_done(h, cb, w_before, buf)
         if ltab.shape[0]:
             long_done(h, cb, buf, ltab, lbyte)
         k_mark, next_mark = _mark(marks, k_mark, next_mark, i, n, st[3])

@@ -8,7 +8,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from lmzip.cm.history import FILL, GAP, GAPW, GROUPS, KEY, LLEN, LPTR, OPEN, TEXT, TYPES, VMATCH, W0, WLEN, WP
+from lmzip.cm.history import (
+    FILL,
+    GAP,
+    GAPW,
+    GROUPS,
+    KEY,
+    LINE,
+    LLEN,
+    LPTR,
+    OPEN,
+    PLINE,
+    TEXT,
+    TYPES,
+    VMATCH,
+    W0,
+    WLEN,
+    WP,
+)
 from lmzip.cm.match import pair_inputs
 from lmzip.cm.parts import hash2
 
@@ -42,9 +59,16 @@ def text_contexts(ctx, h, c1, above):
 
 
 @njit(cache=True, inline="always")
-def text_done(h, c, w_before):
-    """The text models' history after byte ``c`` (``w_before``: the word hash before it)."""
+def text_done(h, c, w_before, buf):
+    """The text models' history after byte ``c``, already in ``buf`` (one stream; ``w_before``: the word hash
+    before it)."""
     lc = c + 32 if 65 <= c <= 90 else c
+    k, line, pline = h[FILL] - 1, h[LINE], h[PLINE]  # c's position; lines as byte_done left them
+    if c == 10:
+        h[VMATCH] = 0
+    else:  # a byte that is no newline left the lines as they were: c's column, the byte above it
+        col = k - line
+        h[VMATCH] = h[VMATCH] + 1 if pline + col < line and buf[pline + col] == c else 0
     if h[W0] != 0:
         if w_before == 0:
             h[GAPW], h[GAP] = h[GAP], 0
@@ -121,17 +145,17 @@ def long_done(h, c, buf, ltab, ebyte):
 
 
 @njit(cache=True, inline="always")
-def long_index(h, buf, ebyte, mi, c0, j):
-    """The long match model's state-map entry for bit ``j``: its length, whether the match model expects the
-    same bit, the bit it expects; -1 where it holds none or the bits so far left its byte."""
-    if h[LLEN] == 0:
+def long_index(llen, lb, ebyte, mi, c0, j):
+    """The long match model's state-map entry for bit ``j`` (``lb``: the byte it expects): its length, whether
+    the match model expects the same bit, the bit it expects; -1 where it holds none or the bits so far left
+    its byte."""
+    if llen == 0:
         return -1
-    lb = np.int64(buf[h[LPTR]])
     if ((lb | 256) >> (8 - j)) != c0:
         return -1
     bit = (lb >> (7 - j)) & 1
     same = 1 if mi >= 0 and ((ebyte >> (7 - j)) & 1) == bit else 0
-    return (min(h[LLEN] >> 3, 15) << 2) | (same << 1) | bit
+    return (min(llen >> 3, 15) << 2) | (same << 1) | bit
 
 
 @njit(cache=True, inline="always")
