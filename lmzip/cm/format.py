@@ -9,8 +9,11 @@ a run flag in every slot's state, state maps by partial byte for the orders and 
 for 1.1% fewer bytes over the bench files at ~7/8 of the speed; version 5 adds eight text models (a keyword
 before ':' or '=', the gap between words, the last letters and digits, the types of the last bytes, the word's
 length, an open bracket or quote, the line above), a long match model, six more image contexts and mixer
-weight sets that learn faster while young: it is what levels 7-9 write (`version_for`), levels 1-6 writing
-version 2. Earlier versions decode as they were written, through the same loop with their own tables.
+weight sets that learn faster while young; version 6 adds a sixth first-layer mixer (its weight sets by the
+partial byte x the types of the last two bytes x the word's length), slower mixer rates and APM stages that
+update both buckets they read, for 0.7% fewer bytes at ~the same speed: it is what levels 7-9 write
+(`version_for`), levels 1-6 writing version 2. Earlier versions decode as they were written, through the same
+loop with their own tables.
 
 A header can only ask for the tables of a level 1..9 (their size is fixed by the level) and for an
 output no longer than the payload could possibly code: no bit costs less than log2(65536/65535) bits,
@@ -24,8 +27,8 @@ import struct
 from lmzip.errors import FormatError
 
 MAGIC = b"LMCM"
-VERSION = 5  # the newest version, what levels from HEAVY on write
-VERSIONS = (1, 2, 3, 4, 5)  # what this build reads
+VERSION = 6  # the newest version, what levels from HEAVY on write
+VERSIONS = (1, 2, 3, 4, 5, 6)  # what this build reads
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
 HEAVY = 7  # the first level that runs the newest version's models; below it, version 2's, several times faster

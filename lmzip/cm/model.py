@@ -3,10 +3,11 @@
 Per bit, every model of `body` offers two stretched probabilities (the run model one); four mixers
 (weight sets chosen by the partial byte, by match state x how many high orders know this context x bit
 position, by the previous byte, by the byte before it; version 3 adds a fifth, by the last two bytes)
-combine them (version 5: a weight set learns faster while it is young, by its count of uses), a final
-mixer (sets by match/orders state) combines those, three APM stages (order 1,
-order 2, match state) refine the result, and the arithmetic coder spends -log2(p) bits on the bit
-actually seen.
+combine them (version 5: a weight set learns faster while it is young, by its count of uses; version 6
+adds a sixth, by the partial byte x the last two bytes' types x the word's length, and learns slower once
+past the first 64 KiB), a final mixer (sets by match/orders state) combines those, three APM stages (order
+1, order 2, match state; version 6 updates both buckets each reads) refine the result, and the arithmetic
+coder spends -log2(p) bits on the bit actually seen.
 Encoding and decoding run this very loop (`encode` picks which coder step is called), so the two
 sides cannot drift apart: the decoder rebuilds every table from the bytes it has already emitted.
 """
@@ -35,7 +36,7 @@ from lmzip.cm.body import (
 )
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
 from lmzip.cm.format import version_for
-from lmzip.cm.history import C4, LLEN, LPTR, MLEN, N_STATE, W0
+from lmzip.cm.history import C4, LLEN, LPTR, MLEN, N_STATE, TYPES, W0, WLEN
 from lmzip.cm.image import IMAGE_BITS, image_contexts, image_inputs, image_learn
 from lmzip.cm.match import (
     EBYTE_BITS,
@@ -48,7 +49,19 @@ from lmzip.cm.match import (
     match_learn,
     match_quant,
 )
-from lmzip.cm.parts import SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
+from lmzip.cm.parts import (
+    SLOT_INIT,
+    apm_init,
+    apm_p,
+    apm_p_pair,
+    apm_update,
+    apm_update_pair,
+    clamp_p,
+    hash2,
+    mix_dot,
+    mix_train,
+    sq,
+)
 from lmzip.cm.run import (
     IND_BYTES,
     RUN_STATES,
@@ -68,9 +81,12 @@ SET_C0, SET_ST, SET_C1 = 0, 256, 256 + MIX2_SETS
 SET_C2 = SET_C1 + 256
 N_SETS = SET_C2 + 256
 SET_C21 = N_SETS       # version 3: the fifth mixer's sets, by the last two bytes
-N_MIX = 4              # first-layer mixers (version 3: 5); the final mixer weighs them (sets by SET_ST's state)
+SET_TYPES = SET_C21 + 65536  # version 6: the sixth mixer's, by the partial byte x the last two bytes' types x
+# the word's length (0-3)
+N_MIX = 4              # first-layer mixers (version 3: 5, 6: 6); the final mixer weighs them (sets by SET_ST)
 APM2_BITS = 14
-MIX_LR1, MIX_LR2 = 24, 16
+MIX_LR1, MIX_LR2 = 24, 16  # the mixers' rates: the first layer (at the start: it falls by half), the final mixer
+MIX_LR1_6, MIX_LR2_6 = 16, 10  # version 6's: the first layer's falls from 24 to 8, sooner (see _code)
 APM_RATE = 6
 
 
@@ -114,12 +130,12 @@ def table_bits(level: int) -> tuple[int, int]:
 
 def n_mix(version: int) -> int:
     """The first-layer mixers of a cm version."""
-    return N_MIX + (version >= 3)
+    return N_MIX + (version >= 3) + (version >= 6)
 
 
 def n_sets(version: int) -> int:
     """The first-layer mixers' weight sets of a cm version."""
-    return N_SETS + (65536 if version >= 3 else 0)
+    return N_SETS + (65536 if version >= 3 else 0) + (65536 if version >= 6 else 0)
 
 
 def table_bytes(level: int, version: int | None = None) -> int:
@@ -221,9 +237,9 @@ def _mix(w1, wf, x, xf, sel, s2):
 
 
 @njit(cache=True, inline="always")
-def _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, wn):
+def _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn):
     """Every mixer after bit ``y``: the first layer at rate ``lr1`` (version 5: faster while a weight set is
-    young, ``wn`` counting each set's uses), the final mixer at MIX_LR2."""
+    young, ``wn`` counting each set's uses), the final mixer at ``lr2``."""
     n = xf.shape[0] - 1
     for k in range(n):
         r = lr1
@@ -233,26 +249,37 @@ def _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, wn):
             if u < 65535:
                 wn[sel[k]] = u + 1
         mix_train(w1, sel[k], x, x.shape[0], ((y << 12) - sq(xf[k])) * r)
-    mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * MIX_LR2)
+    mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * lr2)
 
 
 @njit(cache=True, inline="always")
-def _refine(apms, aj, p, c4, c0, mi):
+def _refine(apms, aj, p, c4, c0, mi, pair):
     """The mixed ``p`` refined by the three APM stages (order 1, order 2, match state) and averaged with
-    them, 16 bits (near-certain bits cost ~0); ``aj``: the entries each stage will update."""
+    them, 16 bits (near-certain bits cost ~0); ``aj``: the entries each stage will update (``pair``, version 6:
+    both buckets each stage read, not the nearer)."""
     apm1, apm2, apm3 = apms
-    a1, aj[0] = apm_p(apm1, ((c4 & 0xFF) << 8) | c0, p)
-    a2, aj[1] = apm_p(apm2, hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1), p)
-    a3, aj[2] = apm_p(apm3, (mi + 1) * 256 + c0, p)
+    c1 = ((c4 & 0xFF) << 8) | c0
+    c2 = hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1)
+    c3 = (mi + 1) * 256 + c0
+    if pair:
+        a1, aj[0] = apm_p_pair(apm1, c1, p)
+        a2, aj[1] = apm_p_pair(apm2, c2, p)
+        a3, aj[2] = apm_p_pair(apm3, c3, p)
+    else:
+        a1, aj[0] = apm_p(apm1, c1, p)
+        a2, aj[1] = apm_p(apm2, c2, p)
+        a3, aj[2] = apm_p(apm3, c3, p)
     return clamp_p((16 * p + a1 + a2 + a3 + 2) >> 2)
 
 
 @njit(cache=True, inline="always")
-def _refine_learn(apms, aj, y):
+def _refine_learn(apms, aj, y, pair):
     """The three APM stages of ``_refine`` after bit ``y``."""
-    apm_update(apms[0], aj[0], y, APM_RATE)
-    apm_update(apms[1], aj[1], y, APM_RATE)
-    apm_update(apms[2], aj[2], y, APM_RATE)
+    for k in range(3):
+        if pair:
+            apm_update_pair(apms[k], aj[k], y, APM_RATE)
+        else:
+            apm_update(apms[k], aj[k], y, APM_RATE)
 
 
 @njit(cache=True, inline="always")
@@ -289,6 +316,8 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
     x_image, x_run, x_match = 2 * ht.shape[0] + 4, 2 * ht.shape[0] + 4 + it.shape[0], n_in - 3
     x, xf, sel, aj, ctx, base, ictx, rpos, rinfo, ridx = _scratch(w1, wf, ht, it, rsm)
     wn = np.zeros(w1.shape[0] if ltab.shape[0] else 0, dtype=np.int64)  # version 5: each weight set's uses
+    six = sel.shape[0] > 5  # version 6: the sixth mixer, its rates, the APMs' pairs
+    lr2 = MIX_LR2_6 if six else MIX_LR2
     if encode:
         out = np.empty(n // 2 + 1024, dtype=np.uint8)
     else:
@@ -308,8 +337,12 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
         sel[2], sel[3] = SET_C1 + c1, SET_C2 + ((c4 >> 8) & 0xFF)
         if sel.shape[0] > 4:
             sel[4] = SET_C21 + (c4 & 0xFFFF)
-        # the mixers learn fast at first, then settle: x24 at the start, x18 at 256 KiB, x14 at 1 MiB
-        lr1 = MIX_LR1 // 2 + ((MIX_LR1 // 2) << 18) // ((1 << 18) + i)
+        # the mixers learn fast at first, then settle: x24 at the start, x18 at 256 KiB, x14 at 1 MiB; version 6
+        # settles sooner and lower: x24, x16 at 64 KiB, x11 at 256 KiB, x9 at 1 MiB
+        if six:
+            lr1 = MIX_LR1_6 // 2 + (MIX_LR1_6 << 16) // ((1 << 16) + i)
+        else:
+            lr1 = MIX_LR1 // 2 + ((MIX_LR1 // 2) << 18) // ((1 << 18) + i)
         contexts(ctx, h, buf, 0)
         if ind.shape[0]:
             indirect_contexts(ctx, ind, c4)
@@ -340,8 +373,10 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
                 x *= mask
             s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
             sel[0], sel[1] = SET_C0 + c0, SET_ST + s2
+            if six:
+                sel[5] = SET_TYPES + (c0 | ((h[TYPES] & 0x3F) << 8) | (min(h[WLEN], 3) << 14))
             df = _mix(w1, wf, x, xf, sel, s2)
-            p = _refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi)
+            p = _refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi, six)
             if no_sse:
                 p = clamp_p(16 * sq(df))
             if encode:
@@ -349,8 +384,8 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
                 encode_bit(st, out, y, p)
             else:
                 y = decode_bit(st, src, p)
-            _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, wn)
-            _refine_learn((apm1, apm2, apm3), aj, y)
+            _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn)
+            _refine_learn((apm1, apm2, apm3), aj, y, six)
             learn(t01, ht, sm, base, nib, c0, c1, j, y)
             match_learn(msm, mi, y)
             image_learn(it, ictx, y)

@@ -153,6 +153,24 @@ def apm_update(t: np.ndarray, j: int, y: int, rate: int) -> None:
 
 
 @njit(cache=True, inline="always")
+def apm_p_pair(t: np.ndarray, ctx: int, p: int) -> tuple[int, int]:
+    """As `apm_p`, but what it returns to update is both buckets it read: (refined p, lower bucket << 7 | weight)."""
+    s = stretch(p) + 2048
+    lo, w = s >> 7, s & 127
+    j = ctx * 33 + lo
+    return (t[j] * (128 - w) + t[j + 1] * w) >> 7, (j << 7) | w
+
+
+@njit(cache=True, inline="always")
+def apm_update_pair(t: np.ndarray, jw: int, y: int, rate: int) -> None:
+    """Move both buckets `apm_p_pair` read toward the bit seen, each by its share of the interpolation."""
+    j, w = jw >> 7, jw & 127
+    g = (y << 16) - y
+    t[j] += ((g - t[j]) * (128 - w)) >> (rate + 7)
+    t[j + 1] += ((g - t[j + 1]) * w) >> (rate + 7)
+
+
+@njit(cache=True, inline="always")
 def clamp_p(p: int) -> int:
     """Keep a 16-bit probability codable: 1..65535."""
     if p < 1:
