@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from lmzip.arith import exact, kernels
-from lmzip.arith.exact import FAST, div
+from lmzip.arith.exact import FAST, div, sqrt
 
 MAX_BITS = 24  # at most this many bits per quantized operand (products version 1)
 # Products version 2 (arithmetic 4): the left operand of a matrix product in ±2^14, the right in ±2^13,
@@ -227,7 +227,7 @@ def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> tup
     """LayerNorm over the last dim (x [N, C]); returns y and what ``layer_norm_back`` needs."""
     inv_c = 1.0 / x.shape[-1]
     xc = x - dsum(x, -1) * inv_c
-    rstd = div(torch.ones_like(xc[:, :1]), torch.sqrt(dsum(xc * xc, -1) * inv_c + eps))
+    rstd = div(torch.ones_like(xc[:, :1]), sqrt(dsum(xc * xc, -1) * inv_c + eps))
     xhat = xc * rstd
     return xhat * gamma + beta, (xhat, rstd, gamma)
 

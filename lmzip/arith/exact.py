@@ -229,6 +229,16 @@ def div(a: Tensor, b: Tensor) -> Tensor:
     return torch.div(a, b)
 
 
+def sqrt(x: Tensor) -> Tensor:
+    """The square root element by element, correctly rounded (IEEE 754). torch.sqrt on the CPU runs MKL's
+    vector math, which is accurate to about an ulp but not correctly rounded, and its AVX-512 and AVX2 code
+    give different last bits (a learning-from-scratch file of format 8 decoded wrong on an AVX-512 CPU); numpy's
+    is the processor's sqrt instruction. Elsewhere (a GPU) torch's own."""
+    if x.device.type == "cpu":
+        return torch.from_numpy(np.sqrt(x.detach().numpy(force=True)))
+    return torch.sqrt(x)
+
+
 def quantize_weight(w: Tensor, quant: Quant) -> tuple[Tensor, Tensor]:
     """Per output row: integers in ±wq (float32) and the row's scale (float64), w ~ q * scale."""
     w = w.detach().double()
@@ -373,7 +383,7 @@ class QNormLinear:
         qd = q.double()
         s1, s2 = qd.sum(-1, keepdim=True), (qd * qd).sum(-1, keepdim=True)
         var = C * s2 - s1 * s1  # C^2 times the variance of q: exact integers, >= 0
-        std = torch.sqrt(torch.where(var > 0, var, torch.ones_like(var)))
+        std = sqrt(torch.where(var > 0, var, torch.ones_like(var)))
         acc = C * int_matmul(q, self.gemm.w, self.quant) - s1 * self.rowsum  # C times W(q - mean q): exact integers
         y = torch.round(acc * self.scale / std * self.out)
         return y + self.bias
@@ -385,7 +395,7 @@ class QNormLinear:
         q, _ = quantize_rows(x, self.quant)
         qd = q.double()
         ss = C * (qd * qd).sum(-1, keepdim=True)  # exact integers
-        std = torch.sqrt(torch.where(ss > 0, ss, torch.ones_like(ss)))
+        std = sqrt(torch.where(ss > 0, ss, torch.ones_like(ss)))
         acc = C * int_matmul(q, self.gemm.w, self.quant)  # exact integers
         y = torch.round(acc * self.scale / std * self.out)
         return y + self.bias

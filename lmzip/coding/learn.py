@@ -111,7 +111,7 @@ class Learner:
             g, m, v = grads[n], self.m[n], self.v[n]
             m.mul_(BETA1).add_(g * (1.0 - BETA1))
             v.mul_(BETA2).add_(g * g * (1.0 - BETA2))
-            denom = torch.sqrt(v * inv_bc2) + EPS
+            denom = exact.sqrt(v * inv_bc2) + EPS
             p.sub_(exact.div(m * step, denom))
 
 

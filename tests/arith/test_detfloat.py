@@ -101,3 +101,24 @@ def test_hand_written_gradients_are_the_models_gradients(cfg, monkeypatch):
         got = (learn.gpt_grads if isinstance(cfg, GPTConfig) else learn.lstm_grads)(m, x, y.flatten(), w)
     for name, p in m.named_parameters():
         assert (got[name] - p.grad).abs().max() <= 1e-4 * p.grad.abs().max(), name
+
+
+def test_square_roots_are_correctly_rounded_on_any_cpu():
+    """exact.sqrt, which the LayerNorms and Adam of learning while coding (and the exact predictor's norms) use,
+    rounds as IEEE 754 does (math.sqrt is the C library's): torch.sqrt on the CPU is MKL's vector math, an ulp
+    off on ~1% of float64 inputs, differently with AVX-512 than with AVX2, which decoded a format-8
+    learning-from-scratch file wrong on an AVX-512 CPU."""
+    import math
+    from pathlib import Path
+
+    from lmzip.arith import exact
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.cat([torch.rand(20000, generator=g, dtype=torch.float64) * 1e6, torch.arange(1.0, 20001.0,
+                                                                                           dtype=torch.float64)])
+    want = torch.tensor([math.sqrt(v) for v in x.tolist()], dtype=torch.float64)
+    assert torch.equal(exact.sqrt(x), want)
+    assert torch.equal(exact.sqrt(x.view(200, 200)), want.view(200, 200))
+    root = Path(exact.__file__).parent.parent
+    for f in ("arith/exact.py", "arith/detfloat.py", "coding/learn.py"):  # where every bit counts
+        assert "torch.sqrt(" not in (root / f).read_text().replace("return torch.sqrt(x)", ""), f
