@@ -9,6 +9,7 @@ the only test: a gain must hold on files the bench does not hold). ~4.7 MB; ~1 m
     PYTHONPATH=/path/to/old-checkout .venv/bin/python benchmarks/cm_sample.py run before.json [--level 8]
     .venv/bin/python benchmarks/cm_sample.py run after.json
     .venv/bin/python benchmarks/cm_sample.py compare before.json after.json
+    .venv/bin/python benchmarks/cm_sample.py run small.json --level 2 --version 6 --prefix 4   # small inputs
     .venv/bin/python benchmarks/cm_sample.py report base.json tried1.json … --out benchmarks/results/cm-sample.md
 (``run --what "…"`` says in words what the tree changes; ``report`` writes one line per change against the base,
 or against the run a JSON's ``against`` field names by its file stem: a change tried on top of another.)
@@ -43,9 +44,9 @@ def inputs() -> list[tuple[str, bytes]]:
     return out + [(f"kinds/{p.name}", p.read_bytes()) for p in kinds]
 
 
-def run(level: int, what: str, version: int | None = None) -> dict:
-    """Each file's compressed size at cm ``level`` (in cm ``version``, else the level's), and the seconds the
-    whole sample took (one process)."""
+def run(level: int, what: str, version: int | None = None, prefix: int | None = None) -> dict:
+    """Each file's compressed size at cm ``level`` (in cm ``version``, else the level's; ``prefix``: only the first
+    that many KiB of each file, small inputs), and the seconds the whole sample took (one process)."""
     import lmzip
     from lmzip import cm
 
@@ -53,10 +54,11 @@ def run(level: int, what: str, version: int | None = None) -> dict:
     cm.compress(b"the compiled loop, loaded first " * 8, level, version=version)
     sizes, t0 = {}, time.perf_counter()
     for name, data in inputs():
+        data = data[: prefix * 1024] if prefix else data
         sizes[name] = [len(data), len(cm.compress(data, level, version=version))]
         print(f"{name:32s} {sizes[name][0]:9,d} {sizes[name][1]:9,d}", file=sys.stderr, flush=True)
-    return {"level": level, "version": version, "what": what, "seconds": round(time.perf_counter() - t0, 1),
-            "sizes": sizes}
+    return {"level": level, "version": version, "prefix_kib": prefix, "what": what,
+            "seconds": round(time.perf_counter() - t0, 1), "sizes": sizes}
 
 
 def bpb(doc: dict, keys: list[str]) -> float:
@@ -111,6 +113,7 @@ def main() -> None:
     r.add_argument("out")
     r.add_argument("--level", type=int, default=8, help="the cm level (default 8: the default's counted blocks)")
     r.add_argument("--version", type=int, help="the cm version (default: the level's)")
+    r.add_argument("--prefix", type=int, help="code only the first this many KiB of each file (small inputs)")
     r.add_argument("--what", default="this tree", help="what the tree changes, in words (report's row name)")
     c = sub.add_parser("compare")
     c.add_argument("before")
@@ -121,7 +124,7 @@ def main() -> None:
     p.add_argument("--out", type=Path, help="write the markdown here (else print it)")
     a = ap.parse_args()
     if a.cmd == "run":
-        write_json(Path(a.out), run(a.level, a.what, a.version))
+        write_json(Path(a.out), run(a.level, a.what, a.version, a.prefix))
         return
     if a.cmd == "report":
         lines = report(json.loads(Path(a.base).read_text()), [json.loads(Path(f).read_text()) for f in a.tried],

@@ -11,7 +11,7 @@ before ':' or '=', the gap between words, the last letters and digits, the types
 length, an open bracket or quote, the line above), a long match model, six more image contexts and mixer
 weight sets that learn faster while young; version 6 adds a sixth first-layer mixer (its weight sets by the
 partial byte x the types of the last two bytes x the word's length), slower mixer rates and APM stages that
-update both buckets they read, for 0.7% fewer bytes at ~the same speed: it is what levels 7-9 write
+update both buckets they read, for 0.9% fewer bytes at ~the same speed: it is what levels 7-9 write
 (`version_for`), levels 1-6 writing version 2. Earlier versions decode as they were written, through the same
 loop with their own tables.
 

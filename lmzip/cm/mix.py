@@ -36,7 +36,7 @@ from lmzip.cm.coder import decode_bit, encode_bit, new_state, start_decoder
 from lmzip.cm.history import C4, FILL, MLEN, N_STATE
 from lmzip.cm.model import APM2_BITS, APM_RATE, MIX_LR1, MIX_LR2, SET_C0, SET_C1, SET_C2, SET_ST, Tables, table_bits
 from lmzip.cm.model import N_SETS as CM_SETS
-from lmzip.cm.parts import SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
+from lmzip.cm.parts import SKIP_ERR, SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
 from lmzip.cm.tables import stretch
 
 # The counting models' version the mixed loop runs: 1 (format 11 records no other; counting alone runs
@@ -313,12 +313,12 @@ def _mixed_learn(tables, work, y, lr1):
     """The mixers and APM stages of ``_mixed_p`` after bit ``y``."""
     w1, wf, apm1, apm2, apm3, apm4 = tables[3], tables[4], tables[5], tables[6], tables[7], tables[8]
     x, xf, sets, aj = work[0], work[1], work[2], work[5]
-    mix_train(w1, sets[0], x, N_IN, ((y << 12) - sq(xf[0])) * lr1)  # the weight sets _mixed_p used, in order
-    mix_train(w1, sets[1], x, N_IN, ((y << 12) - sq(xf[1])) * lr1)
-    mix_train(w1, sets[2], x, N_IN, ((y << 12) - sq(xf[2])) * lr1)
-    mix_train(w1, sets[3], x, N_IN, ((y << 12) - sq(xf[3])) * lr1)
-    mix_train(w1, sets[4], x, N_IN, ((y << 12) - sq(xf[4])) * lr1)
-    mix_train(wf, aj[4], xf, N_MIX + 1, ((y << 12) - sq(aj[5])) * MIX_LR2)
+    mix_train(w1, sets[0], x, N_IN, ((y << 12) - sq(xf[0])) * lr1, SKIP_ERR)  # _mixed_p's weight sets, in order
+    mix_train(w1, sets[1], x, N_IN, ((y << 12) - sq(xf[1])) * lr1, SKIP_ERR)
+    mix_train(w1, sets[2], x, N_IN, ((y << 12) - sq(xf[2])) * lr1, SKIP_ERR)
+    mix_train(w1, sets[3], x, N_IN, ((y << 12) - sq(xf[3])) * lr1, SKIP_ERR)
+    mix_train(w1, sets[4], x, N_IN, ((y << 12) - sq(xf[4])) * lr1, SKIP_ERR)
+    mix_train(wf, aj[4], xf, N_MIX + 1, ((y << 12) - sq(aj[5])) * MIX_LR2, SKIP_ERR)
     apm_update(apm1, aj[0], y, APM_RATE)
     apm_update(apm2, aj[1], y, APM_RATE)
     apm_update(apm3, aj[2], y, APM_RATE)

@@ -50,6 +50,8 @@ from lmzip.cm.match import (
     match_quant,
 )
 from lmzip.cm.parts import (
+    SKIP_ERR,
+    SKIP_ERR_6,
     SLOT_INIT,
     apm_init,
     apm_p,
@@ -88,6 +90,7 @@ APM2_BITS = 14
 MIX_LR1, MIX_LR2 = 24, 16  # the mixers' rates: the first layer (at the start: it falls by half), the final mixer
 MIX_LR1_6, MIX_LR2_6 = 16, 10  # version 6's: the first layer's falls from 24 to 8, sooner (see _code)
 APM_RATE = 6
+APM_RATE_PAIR = 5  # version 6's: an update shared by two buckets moves each by its share
 
 
 @dataclass(frozen=True)
@@ -237,19 +240,21 @@ def _mix(w1, wf, x, xf, sel, s2):
 
 
 @njit(cache=True, inline="always")
-def _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn):
+def _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six):
     """Every mixer after bit ``y``: the first layer at rate ``lr1`` (version 5: faster while a weight set is
-    young, ``wn`` counting each set's uses), the final mixer at ``lr2``."""
+    young, ``wn`` counting each set's uses: x(1 + 24/(uses + 16)), version 6 x(1 + 96/(uses + 32))), the final
+    mixer at ``lr2``; version 6 skips fewer small errors (``six``)."""
     n = xf.shape[0] - 1
+    young, half, skip = (96, 32, SKIP_ERR_6) if six else (24, 16, SKIP_ERR)
     for k in range(n):
         r = lr1
         if wn.shape[0]:
             u = wn[sel[k]]
-            r += (lr1 * 24) // (u + 16)
+            r += (lr1 * young) // (u + half)
             if u < 65535:
                 wn[sel[k]] = u + 1
-        mix_train(w1, sel[k], x, x.shape[0], ((y << 12) - sq(xf[k])) * r)
-    mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * lr2)
+        mix_train(w1, sel[k], x, x.shape[0], ((y << 12) - sq(xf[k])) * r, skip)
+    mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * lr2, skip)
 
 
 @njit(cache=True, inline="always")
@@ -277,7 +282,7 @@ def _refine_learn(apms, aj, y, pair):
     """The three APM stages of ``_refine`` after bit ``y``."""
     for k in range(3):
         if pair:
-            apm_update_pair(apms[k], aj[k], y, APM_RATE)
+            apm_update_pair(apms[k], aj[k], y, APM_RATE_PAIR)
         else:
             apm_update(apms[k], aj[k], y, APM_RATE)
 
@@ -384,7 +389,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
                 encode_bit(st, out, y, p)
             else:
                 y = decode_bit(st, src, p)
-            _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn)
+            _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six)
             _refine_learn((apm1, apm2, apm3), aj, y, six)
             learn(t01, ht, sm, base, nib, c0, c1, j, y)
             match_learn(msm, mi, y)

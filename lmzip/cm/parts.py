@@ -23,6 +23,7 @@ SLOT_INIT = 1 << 31  # p = 1/2, never seen
 P_SHIFT = 10
 SM_LIMIT = 255  # a state map's entry (an adaptive p, `adapt`) stops slowing its rate at 1/256.5
 SKIP_ERR = 12 * 24  # mixer errors below 12/4096 (at the rate x24 the model uses) are not trained on
+SKIP_ERR_6 = 12 * 16  # cm version 6's: its lower rates would otherwise skip more bits
 
 
 @njit(cache=True, inline="always")
@@ -109,11 +110,11 @@ def mix_dot(w: np.ndarray, ws: int, x: np.ndarray, n: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def mix_train(w: np.ndarray, ws: int, x: np.ndarray, n: int, err: int) -> None:
+def mix_train(w: np.ndarray, ws: int, x: np.ndarray, n: int, err: int, skip: int) -> None:
     """One gradient step on coding cost: w += x * err (err already scaled by the learning rate).
-    A tiny error (the mixer was right within ~0.3%) is skipped: it would barely move the weights,
-    and on redundant data most bits are like that, so skipping them saves much of the time."""
-    if -SKIP_ERR < err < SKIP_ERR:
+    A tiny error (below ``skip``: the mixer was right within ~0.3%) is skipped: it would barely move the
+    weights, and on redundant data most bits are like that, so skipping them saves much of the time."""
+    if -skip < err < skip:
         return
     for i in range(n):
         v = w[ws, i] + ((x[i] * err) >> 16)
