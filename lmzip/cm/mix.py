@@ -34,8 +34,9 @@ from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loo
 from lmzip.cm import body, match  # the context models, shared with counting's loop (lmzip.cm.model)
 from lmzip.cm.coder import decode_bit, encode_bit, new_state, start_decoder
 from lmzip.cm.history import C4, FILL, MLEN, N_STATE
-from lmzip.cm.model import APM2_BITS, APM_RATE, MIX_LR1, MIX_LR2, SET_C0, SET_C1, SET_C2, SET_ST, Tables, table_bits
+from lmzip.cm.mixers import APM2_BITS, APM_RATE, MIX_LR1, MIX_LR2
 from lmzip.cm.model import N_SETS as CM_SETS
+from lmzip.cm.model import SET_C0, SET_C1, SET_C2, SET_ST, Tables, table_bits
 from lmzip.cm.parts import SKIP_ERR, SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
 from lmzip.cm.tables import stretch
 

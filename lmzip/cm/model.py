@@ -49,21 +49,8 @@ from lmzip.cm.match import (
     match_learn,
     match_quant,
 )
-from lmzip.cm.parts import (
-    SKIP_ERR,
-    SKIP_ERR_6,
-    SLOT_INIT,
-    apm_init,
-    apm_p,
-    apm_p_pair,
-    apm_update,
-    apm_update_pair,
-    clamp_p,
-    hash2,
-    mix_dot,
-    mix_train,
-    sq,
-)
+from lmzip.cm.mixers import APM2_BITS, final_rate, first_rate, mix, mix_learn, refine, refine_learn
+from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
 from lmzip.cm.run import (
     IND_BYTES,
     RUN_STATES,
@@ -86,11 +73,6 @@ SET_C21 = N_SETS       # version 3: the fifth mixer's sets, by the last two byte
 SET_TYPES = SET_C21 + 65536  # version 6: the sixth mixer's, by the partial byte x the last two bytes' types x
 # the word's length (0-3)
 N_MIX = 4              # first-layer mixers (version 3: 5, 6: 6); the final mixer weighs them (sets by SET_ST)
-APM2_BITS = 14
-MIX_LR1, MIX_LR2 = 24, 16  # the mixers' rates: the first layer (at the start: it falls by half), the final mixer
-MIX_LR1_6, MIX_LR2_6 = 16, 10  # version 6's: the first layer's falls from 24 to 8, sooner (see _code)
-APM_RATE = 6
-APM_RATE_PAIR = 5  # version 6's: an update shared by two buckets moves each by its share
 
 
 @dataclass(frozen=True)
@@ -229,65 +211,6 @@ def _grow(out: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _mix(w1, wf, x, xf, sel, s2):
-    """The first-layer mixers' outputs into xf (mixer k with weight set sel[k]), then the final mixer's
-    (its set ``s2``), in the stretch domain."""
-    n = xf.shape[0] - 1
-    for k in range(n):
-        xf[k] = mix_dot(w1, sel[k], x, x.shape[0])
-    xf[n] = 256
-    return mix_dot(wf, s2, xf, n + 1)
-
-
-@njit(cache=True, inline="always")
-def _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six):
-    """Every mixer after bit ``y``: the first layer at rate ``lr1`` (version 5: faster while a weight set is
-    young, ``wn`` counting each set's uses: x(1 + 24/(uses + 16)), version 6 x(1 + 96/(uses + 32))), the final
-    mixer at ``lr2``; version 6 skips fewer small errors (``six``)."""
-    n = xf.shape[0] - 1
-    young, half, skip = (96, 32, SKIP_ERR_6) if six else (24, 16, SKIP_ERR)
-    for k in range(n):
-        r = lr1
-        if wn.shape[0]:
-            u = wn[sel[k]]
-            r += (lr1 * young) // (u + half)
-            if u < 65535:
-                wn[sel[k]] = u + 1
-        mix_train(w1, sel[k], x, x.shape[0], ((y << 12) - sq(xf[k])) * r, skip)
-    mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * lr2, skip)
-
-
-@njit(cache=True, inline="always")
-def _refine(apms, aj, p, c4, c0, mi, pair):
-    """The mixed ``p`` refined by the three APM stages (order 1, order 2, match state) and averaged with
-    them, 16 bits (near-certain bits cost ~0); ``aj``: the entries each stage will update (``pair``, version 6:
-    both buckets each stage read, not the nearer)."""
-    apm1, apm2, apm3 = apms
-    c1 = ((c4 & 0xFF) << 8) | c0
-    c2 = hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1)
-    c3 = (mi + 1) * 256 + c0
-    if pair:
-        a1, aj[0] = apm_p_pair(apm1, c1, p)
-        a2, aj[1] = apm_p_pair(apm2, c2, p)
-        a3, aj[2] = apm_p_pair(apm3, c3, p)
-    else:
-        a1, aj[0] = apm_p(apm1, c1, p)
-        a2, aj[1] = apm_p(apm2, c2, p)
-        a3, aj[2] = apm_p(apm3, c3, p)
-    return clamp_p((16 * p + a1 + a2 + a3 + 2) >> 2)
-
-
-@njit(cache=True, inline="always")
-def _refine_learn(apms, aj, y, pair):
-    """The three APM stages of ``_refine`` after bit ``y``."""
-    for k in range(3):
-        if pair:
-            apm_update_pair(apms[k], aj[k], y, APM_RATE_PAIR)
-        else:
-            apm_update(apms[k], aj[k], y, APM_RATE)
-
-
-@njit(cache=True, inline="always")
 def _mark(marks, k_mark, next_mark, i, n, used):
     """The cost profile (encoding): the payload's length ``used`` recorded at every mark byte ``i + 1`` passed;
     returns the next mark and its byte count."""
@@ -313,6 +236,54 @@ def _scratch(w1, wf, ht, it, rsm):
             np.full(rsm.shape[0], -1, dtype=np.int64))  # ridx: its state-map entry for this bit (-1: none)
 
 
+@njit(cache=True, inline="always")
+def _byte_sets(sel, c4):
+    """The weight sets of the first-layer mixers that the last bytes choose (the previous byte, the byte before
+    it, version 3: both), for every bit of the next byte."""
+    sel[2], sel[3] = SET_C1 + (c4 & 0xFF), SET_C2 + ((c4 >> 8) & 0xFF)
+    if sel.shape[0] > 4:
+        sel[4] = SET_C21 + (c4 & 0xFFFF)
+
+
+@njit(cache=True, inline="always")
+def _code_bit(encode, st, out, src, buf, i, j, p):
+    """Bit ``j`` of byte ``i`` coded with probability ``p`` (encoding: read from ``buf``; decoding: from ``src``)."""
+    if encode:
+        y = (np.int64(buf[i]) >> (7 - j)) & 1
+        encode_bit(st, out, y, p)
+        return y
+    return decode_bit(st, src, p)
+
+
+@njit(cache=True, inline="always")
+def _bit_learn(tables, base, nib, c0, c1, j, y, mi, ictx, ridx, ei, li):
+    """Every model's tables after bit ``y`` (the mixers and APMs learn apart: `mixers`)."""
+    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
+    learn(t01, ht, sm, base, nib, c0, c1, j, y)
+    match_learn(msm, mi, y)
+    image_learn(it, ictx, y)
+    run_learn(rsm, ridx, y)
+    ebyte_learn(em, ei, y)
+    if li >= 0:
+        match_learn(lsm, li, y)
+
+
+@njit(cache=True, inline="always")
+def _byte_end(tables, h, cb, c4, buf, n, last, lastd, ebyte, lbyte, rpos, rinfo):
+    """The histories after byte ``cb``: the runs, the indirect models', the body's (`byte_done`), version 5's
+    text and long match."""
+    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
+    run_done(ht, rpos, rinfo, cb)
+    if ind.shape[0]:
+        indirect_done(ind, c4, cb)
+    w_before = h[W0]
+    byte_done(h, cb, buf, 0, n + 1, last, lastd, mtab, ebyte, em.shape[0] > 0)
+    if ht.shape[0] > 18:
+        text_done(h, cb, w_before, buf)
+    if ltab.shape[0]:
+        long_done(h, cb, buf, ltab, lbyte)
+
+
 @njit(cache=True)
 def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
     ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
@@ -322,7 +293,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
     x, xf, sel, aj, ctx, base, ictx, rpos, rinfo, ridx = _scratch(w1, wf, ht, it, rsm)
     wn = np.zeros(w1.shape[0] if ltab.shape[0] else 0, dtype=np.int64)  # version 5: each weight set's uses
     six = sel.shape[0] > 5  # version 6: the sixth mixer, its rates, the APMs' pairs
-    lr2 = MIX_LR2_6 if six else MIX_LR2
+    lr2 = final_rate(six)
     if encode:
         out = np.empty(n // 2 + 1024, dtype=np.uint8)
     else:
@@ -339,15 +310,8 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             out = _grow(out)
         c4 = h[C4]
         c1 = c4 & 0xFF
-        sel[2], sel[3] = SET_C1 + c1, SET_C2 + ((c4 >> 8) & 0xFF)
-        if sel.shape[0] > 4:
-            sel[4] = SET_C21 + (c4 & 0xFFFF)
-        # the mixers learn fast at first, then settle: x24 at the start, x18 at 256 KiB, x14 at 1 MiB; version 6
-        # settles sooner and lower: x24, x16 at 64 KiB, x11 at 256 KiB, x9 at 1 MiB
-        if six:
-            lr1 = MIX_LR1_6 // 2 + (MIX_LR1_6 << 16) // ((1 << 16) + i)
-        else:
-            lr1 = MIX_LR1 // 2 + ((MIX_LR1 // 2) << 18) // ((1 << 18) + i)
+        _byte_sets(sel, c4)
+        lr1 = first_rate(i, six)
         contexts(ctx, h, buf, 0)
         if ind.shape[0]:
             indirect_contexts(ctx, ind, c4)
@@ -380,37 +344,19 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             sel[0], sel[1] = SET_C0 + c0, SET_ST + s2
             if six:
                 sel[5] = SET_TYPES + (c0 | ((h[TYPES] & 0x3F) << 8) | (min(h[WLEN], 3) << 14))
-            df = _mix(w1, wf, x, xf, sel, s2)
-            p = _refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi, six)
+            df = mix(w1, wf, x, xf, sel, s2)
+            p = refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi, six)
             if no_sse:
                 p = clamp_p(16 * sq(df))
-            if encode:
-                y = (np.int64(buf[i]) >> (7 - j)) & 1
-                encode_bit(st, out, y, p)
-            else:
-                y = decode_bit(st, src, p)
-            _mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six)
-            _refine_learn((apm1, apm2, apm3), aj, y, six)
-            learn(t01, ht, sm, base, nib, c0, c1, j, y)
-            match_learn(msm, mi, y)
-            image_learn(it, ictx, y)
-            run_learn(rsm, ridx, y)
-            ebyte_learn(em, ei, y)
-            if li >= 0:
-                match_learn(lsm, li, y)
+            y = _code_bit(encode, st, out, src, buf, i, j, p)
+            mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six)
+            refine_learn((apm1, apm2, apm3), aj, y, six)
+            _bit_learn(tables, base, nib, c0, c1, j, y, mi, ictx, ridx, ei, li)
             c0 = (c0 << 1) | y
         cb = c0 & 0xFF
         if it.shape[0]:  # the running share of bytes that are not text: the image model's gate
             binary += ((0 if 32 <= cb < 127 or cb == 9 or cb == 10 or cb == 13 else 256) - binary) >> 4
-        run_done(ht, rpos, rinfo, cb)
-        if ind.shape[0]:
-            indirect_done(ind, c4, cb)
-        w_before = h[W0]
-        byte_done(h, cb, buf, 0, n + 1, last, lastd, mtab, ebyte, em.shape[0] > 0)
-        if ht.shape[0] > 18:
-            text_done(h, cb, w_before, buf)
-        if ltab.shape[0]:
-            long_done(h, cb, buf, ltab, lbyte)
+        _byte_end(tables, h, cb, c4, buf, n, last, lastd, ebyte, lbyte, rpos, rinfo)
         k_mark, next_mark = _mark(marks, k_mark, next_mark, i, n, st[3])
     if encode:
         flush(st, out)

@@ -1,0 +1,101 @@
+"""Counting's mixing stages: the first-layer mixers (each with the weight set its context chose), the final mixer
+over them, their learning rates, and the three APM stages that refine the mixed probability. `model` calls
+them once per bit; every version's rates and APM updates are chosen here by the flags the loop passes."""
+
+from __future__ import annotations
+
+from numba import njit
+
+from lmzip.cm.parts import (
+    SKIP_ERR,
+    SKIP_ERR_6,
+    apm_p,
+    apm_p_pair,
+    apm_update,
+    apm_update_pair,
+    clamp_p,
+    hash2,
+    mix_dot,
+    mix_train,
+    sq,
+)
+
+APM2_BITS = 14
+MIX_LR1, MIX_LR2 = 24, 16  # the mixers' rates: the first layer (at the start: it falls by half), the final mixer
+MIX_LR1_6, MIX_LR2_6 = 16, 10  # version 6's: the first layer's falls from 24 to 8, sooner (first_rate)
+APM_RATE = 6
+APM_RATE_PAIR = 5  # version 6's: an update shared by two buckets moves each by its share
+
+
+@njit(cache=True, inline="always")
+def first_rate(i, six):
+    """The first layer's rate at byte ``i``: fast at first, then settling: x24 at the start, x18 at 256 KiB, x14
+    at 1 MiB; version 6 (``six``) sooner and lower: x24, x16 at 64 KiB, x11 at 256 KiB, x9 at 1 MiB."""
+    if six:
+        return MIX_LR1_6 // 2 + (MIX_LR1_6 << 16) // ((1 << 16) + i)
+    return MIX_LR1 // 2 + ((MIX_LR1 // 2) << 18) // ((1 << 18) + i)
+
+
+@njit(cache=True, inline="always")
+def final_rate(six):
+    """The final mixer's rate (version 6: ``six``)."""
+    return MIX_LR2_6 if six else MIX_LR2
+
+
+@njit(cache=True, inline="always")
+def mix(w1, wf, x, xf, sel, s2):
+    """The first-layer mixers' outputs into xf (mixer k with weight set sel[k]), then the final mixer's
+    (its set ``s2``), in the stretch domain."""
+    n = xf.shape[0] - 1
+    for k in range(n):
+        xf[k] = mix_dot(w1, sel[k], x, x.shape[0])
+    xf[n] = 256
+    return mix_dot(wf, s2, xf, n + 1)
+
+
+@njit(cache=True, inline="always")
+def mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six):
+    """Every mixer after bit ``y``: the first layer at rate ``lr1`` (version 5: faster while a weight set is
+    young, ``wn`` counting each set's uses: x(1 + 24/(uses + 16)), version 6 x(1 + 96/(uses + 32))), the final
+    mixer at ``lr2``; version 6 skips fewer small errors (``six``)."""
+    n = xf.shape[0] - 1
+    young, half, skip = (96, 32, SKIP_ERR_6) if six else (24, 16, SKIP_ERR)
+    for k in range(n):
+        r = lr1
+        if wn.shape[0]:
+            u = wn[sel[k]]
+            r += (lr1 * young) // (u + half)
+            if u < 65535:
+                wn[sel[k]] = u + 1
+        mix_train(w1, sel[k], x, x.shape[0], ((y << 12) - sq(xf[k])) * r, skip)
+    mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * lr2, skip)
+
+
+@njit(cache=True, inline="always")
+def refine(apms, aj, p, c4, c0, mi, pair):
+    """The mixed ``p`` refined by the three APM stages (order 1, order 2, match state) and averaged with
+    them, 16 bits (near-certain bits cost ~0); ``aj``: the entries each stage will update (``pair``, version 6:
+    both buckets each stage read, not the nearer)."""
+    apm1, apm2, apm3 = apms
+    k1 = ((c4 & 0xFF) << 8) | c0
+    k2 = hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1)
+    k3 = (mi + 1) * 256 + c0
+    if pair:
+        a1, aj[0] = apm_p_pair(apm1, k1, p)
+        a2, aj[1] = apm_p_pair(apm2, k2, p)
+        a3, aj[2] = apm_p_pair(apm3, k3, p)
+    else:
+        a1, aj[0] = apm_p(apm1, k1, p)
+        a2, aj[1] = apm_p(apm2, k2, p)
+        a3, aj[2] = apm_p(apm3, k3, p)
+    return clamp_p((16 * p + a1 + a2 + a3 + 2) >> 2)
+
+
+@njit(cache=True, inline="always")
+def refine_learn(apms, aj, y, pair):
+    """The three APM stages of ``refine`` after bit ``y``."""
+    for k in range(3):
+        if pair:
+            apm_update_pair(apms[k], aj[k], y, APM_RATE_PAIR)
+        else:
+            apm_update(apms[k], aj[k], y, APM_RATE)
