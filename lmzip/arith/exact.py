@@ -235,7 +235,7 @@ def sqrt(x: Tensor) -> Tensor:
     give different last bits (a learning-from-scratch file of format 8 decoded wrong on an AVX-512 CPU); numpy's
     is the processor's sqrt instruction. Elsewhere (a GPU) torch's own."""
     if x.device.type == "cpu":
-        return torch.from_numpy(np.sqrt(x.detach().numpy(force=True)))
+        return torch.from_numpy(np.sqrt(x.numpy(force=True)))  # force: a copy where x needs one (grad, a view)
     return torch.sqrt(x)
 
 
