@@ -1,7 +1,7 @@
 """Keep numba's on-disk cache honest for this wing.
 
 numba's cache (cache=True) checks only the source file of the function it caches. The coding loop in
-`model` inlines pieces from `parts`, `coder` and `tables`; edit one of those alone and a stale
+`model` inlines pieces from every sibling module (`parts`, `mixers`, `text`, ...); edit one alone and a stale
 compiled loop would be loaded — an encoder and a decoder with different arithmetic. So a digest of
 all the wing's compiled sources is kept beside the cache, and a mismatch clears the wing's cache
 before anything compiled is loaded (model imports this first).
@@ -13,14 +13,18 @@ import hashlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ("tables.py", "coder.py", "parts.py", "body.py", "model.py", "mix.py")
+
+
+def sources(folder: Path = HERE) -> list[Path]:
+    """Every source of the wing, in a fixed order: any of them may be compiled into the loop."""
+    return sorted(folder.glob("*.py"), key=lambda p: p.name)
 
 
 def sources_digest(folder: Path = HERE) -> str:
     """sha256 over the wing's compiled sources, in a fixed order."""
     h = hashlib.sha256()
-    for name in SOURCES:
-        h.update((folder / name).read_bytes())
+    for path in sources(folder):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
 

@@ -201,8 +201,8 @@ def test_bench_registry_entry():
 def test_a_changed_source_clears_the_compiled_cache(tmp_path):
     from lmzip.cm import jitcache
 
-    for name in jitcache.SOURCES:
-        (tmp_path / name).write_bytes((jitcache.HERE / name).read_bytes())
+    for path in jitcache.sources():
+        (tmp_path / path.name).write_bytes(path.read_bytes())
     jitcache.ensure_fresh(tmp_path)  # first time: stamp written
     stale = tmp_path / "__pycache__" / "model._code-1.py311.nbi"
     stale.write_bytes(b"compiled")
@@ -211,6 +211,14 @@ def test_a_changed_source_clears_the_compiled_cache(tmp_path):
     (tmp_path / "parts.py").write_text((tmp_path / "parts.py").read_text() + "\n# edited\n")
     jitcache.ensure_fresh(tmp_path)  # a sibling of model.py changed: numba alone would not notice
     assert not stale.exists()
+    stale.write_bytes(b"compiled")
+    jitcache.ensure_fresh(tmp_path)
+    assert stale.exists()
+    for name in ("mixers.py", "text.py", "run.py", "match.py", "image.py", "history.py"):  # inlined too
+        (tmp_path / name).write_text((tmp_path / name).read_text() + "\n# edited\n")
+        jitcache.ensure_fresh(tmp_path)
+        assert not stale.exists(), name
+        stale.write_bytes(b"compiled")
     assert (tmp_path / "__pycache__" / "cm-sources.sha256").read_text() == jitcache.sources_digest(tmp_path)
 
 
