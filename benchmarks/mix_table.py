@@ -15,7 +15,7 @@ from pathlib import Path
 from common import RESULTS, write_md
 
 BEFORE = "gpt-wide_adapt+mix_full"  # lmzip's best mode over the bench files before format 11 (1.773 bpb)
-RUNS = {"cm_static_full": "-1 (cm)", "gpt-wide_mix_full": "gpt-wide --mix (-4)"}
+RUNS = {"cm_static_full": "-1 (cm)", "cm-9_static_full": "cm-9", "gpt-wide_mix_full": "gpt-wide --mix (-4)"}
 
 
 def roundtrip(name: str) -> dict[str, int]:
