@@ -38,6 +38,8 @@ Models (each with a slot per context and a state map, `state_at`; hashed ones ha
  24-27 (version 5) an open bracket or quote + the word or gap; the types of the last eight bytes + the
    previous byte; the word's length + the types of the last four bytes; the byte above + how many bytes in a
    row agreed with the line above + the previous byte
+ 28-31 (version 7) columns: the column in the line + whether the previous byte is a space; + the previous byte;
+   + the line's first byte and the previous byte's class; + the previous line's length (``column_contexts``)
  + (version 5) the long match model: the last LONG bytes hashed, a match held while it agrees, two inputs (its
    learned p by length x whether the match model expects the same bit x the bit; its length, signed); and the
    image model's six more contexts (wider, taller: ``wide_image_contexts``)
@@ -80,7 +82,7 @@ from lmzip.cm.parts import (
     slot_update_run,
 )
 from lmzip.cm.run import N_RUN
-from lmzip.cm.text import text_contexts
+from lmzip.cm.text import column_contexts, text_contexts
 
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/64.5: adapts to drift, still averages
 SM_COLUMNS = 8 << 10   # a state map's entries before version 4: 10-bit states x the bit position
@@ -90,7 +92,7 @@ SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
-    return {1: 12, 2: 13, 3: 15, 4: 18}.get(version, 26)
+    return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26}.get(version, 30)
 
 
 def n_ebyte(version: int) -> int:
@@ -161,6 +163,8 @@ def contexts(ctx, h, buf, g0):
         line_contexts(ctx, h, buf, g0, col, c1)
     if ctx.shape[0] > 18:
         text_contexts(ctx, h, c1, above)
+    if ctx.shape[0] > 26:
+        column_contexts(ctx, h, buf, g0, c1)
 
 
 @njit(cache=True, inline="always")

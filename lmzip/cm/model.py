@@ -5,9 +5,9 @@ Per bit, every model of `body` offers two stretched probabilities (the run model
 position, by the previous byte, by the byte before it; version 3 adds a fifth, by the last two bytes)
 combine them (version 5: a weight set learns faster while it is young, by its count of uses; version 6
 adds a sixth, by the partial byte x the last two bytes' types x the word's length, and learns slower once
-past the first 64 KiB), a final mixer (sets by match/orders state) combines those, three APM stages (order
-1, order 2, match state; version 6 updates both buckets each reads) refine the result, and the arithmetic
-coder spends -log2(p) bits on the bit actually seen.
+past the first 64 KiB; version 7 adds four column models to `body`), a final mixer (sets by match/orders
+state) combines those, three APM stages (order 1, order 2, match state; version 6 updates both buckets each
+reads) refine the result, and the arithmetic coder spends -log2(p) bits on the bit actually seen.
 Encoding and decoding run this very loop (`encode` picks which coder step is called), so the two
 sides cannot drift apart: the decoder rebuilds every table from the bytes it has already emitted.
 """
@@ -181,6 +181,8 @@ def _mask(off: int, t: Tables) -> np.ndarray:
         spans += [(OFF_MATCH, n - 4, n - 3), (OFF_WORDS, 34, 38), (OFF_RECORDS, 38, 40)]
     if t.lsm.shape[0]:  # version 5: the long match model goes with the match model; the text models
         spans += [(OFF_MATCH, n - 6, n - 4), (OFF_WORDS, 40, 52)]
+    if models > 28:  # version 7: the column models go with the records
+        spans += [(OFF_RECORDS, 56, 64)]
     mask = np.ones(n, dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:

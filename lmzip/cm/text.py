@@ -1,7 +1,7 @@
 """Version 5's text models and long match model: the contexts of prose, fields and tables that the orders,
 words and lines of `body` do not see (a keyword before ':' or '=', the gap between words, letters and digits
 whatever lies between, the types of bytes, an open bracket, the line above), and a second match model
-over the last LONG bytes."""
+over the last LONG bytes; version 7's column models (where a wrapped line breaks, what a column holds)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,20 @@ def text_contexts(ctx, h, c1, above):
     ctx[23] = hash2(hash2(h[TYPES], c1), 30)
     ctx[24] = hash2(min(h[WLEN], 15) | ((h[TYPES] & 0xFFF) << 4), 31)
     ctx[25] = hash2(hash2(above, min(h[VMATCH], 15) | (c1 << 8)), 32)
+
+
+@njit(cache=True, inline="always")
+def column_contexts(ctx, h, buf, g0, c1):
+    """Version 7's column models (ctx[26:30]), the column in the line (to 255) + whether the previous byte is a
+    space; + the previous byte; + the line's first byte and the previous byte's class; + the previous line's
+    length: where a wrapped line breaks, what a column of a table holds."""
+    k, line = h[FILL], h[LINE]
+    col = min(k - line, 255)
+    first = np.int64(buf[g0 + line]) if line < k else 256
+    ctx[26] = hash2(col | ((c1 == 32) << 8), 48)
+    ctx[27] = hash2(col | (c1 << 8), 49)
+    ctx[28] = hash2(col | (first << 8) | ((h[GROUPS] & 0xFF) << 17), 50)
+    ctx[29] = hash2(col | (min(line - h[PLINE], 255) << 8), 51)
 
 
 @njit(cache=True, inline="always")
