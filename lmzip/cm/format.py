@@ -14,8 +14,8 @@ partial byte x the types of the last two bytes x the word's length), slower mixe
 update both buckets they read, for 0.9% fewer bytes at ~the same speed; version 7 adds four column models
 (the column in the line with the byte before, the line's first byte, the previous line's length: where wrapped
 prose breaks), for 0.3% fewer bytes at ~5/6 of the speed: it is what levels 7-9 write (`version_for`), levels
-1-6 writing version 2. Earlier versions decode as they were written, through the same
-loop with their own tables.
+1-6 writing version 2. Earlier versions decode as they were written, through the same loop with their own
+tables.
 
 A header can only ask for the tables of a level 1..9 (their size is fixed by the level) and for an
 output no longer than the payload could possibly code: no bit costs less than log2(65536/65535) bits,
