@@ -164,7 +164,7 @@ def contexts(ctx, h, buf, g0):
     if ctx.shape[0] > 18:
         text_contexts(ctx, h, c1, above)
     if ctx.shape[0] > 26:
-        column_contexts(ctx, h, buf, g0, c1)
+        column_contexts(ctx, h, buf, g0, col, c1)
 
 
 @njit(cache=True, inline="always")

@@ -8,7 +8,6 @@ from numba import njit
 
 from lmzip.cm.parts import (
     SKIP_ERR,
-    SKIP_ERR_6,
     apm_p,
     apm_p_pair,
     apm_update,
@@ -25,6 +24,7 @@ MIX_LR1, MIX_LR2 = 24, 16  # the mixers' rates: the first layer (at the start: i
 MIX_LR1_6, MIX_LR2_6 = 16, 10  # version 6's: the first layer's falls from 24 to 8, sooner (first_rate)
 APM_RATE = 6
 APM_RATE_PAIR = 5  # version 6's: an update shared by two buckets moves each by its share
+SKIP_ERR_6 = 12 * 16  # version 6's mixer errors not trained on (SKIP_ERR's 12/4096, at its lower rates)
 
 
 @njit(cache=True, inline="always")

@@ -23,7 +23,6 @@ SLOT_INIT = 1 << 31  # p = 1/2, never seen
 P_SHIFT = 10
 SM_LIMIT = 255  # a state map's entry (an adaptive p, `adapt`) stops slowing its rate at 1/256.5
 SKIP_ERR = 12 * 24  # mixer errors below 12/4096 (at the rate x24 the model uses) are not trained on
-SKIP_ERR_6 = 12 * 16  # cm version 6's: its lower rates would otherwise skip more bits
 
 
 @njit(cache=True, inline="always")
@@ -137,29 +136,26 @@ def squash_py(d: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def apm_p(t: np.ndarray, ctx: int, p: int) -> tuple[int, int]:
+def apm_p_pair(t: np.ndarray, ctx: int, p: int) -> tuple[int, int]:
     """Refine p in context ctx by interpolating between the two nearest of 33 buckets over stretch(p).
-    Returns (refined 16-bit p, index of the nearer bucket to update)."""
+    Returns (refined 16-bit p, the lower bucket << 7 | the upper one's weight of 128): both buckets it read."""
     s = stretch(p) + 2048
     lo, w = s >> 7, s & 127
     j = ctx * 33 + lo
-    q = (t[j] * (128 - w) + t[j + 1] * w) >> 7
-    return q, j + (w >> 6)
+    return (t[j] * (128 - w) + t[j + 1] * w) >> 7, (j << 7) | w
+
+
+@njit(cache=True, inline="always")
+def apm_p(t: np.ndarray, ctx: int, p: int) -> tuple[int, int]:
+    """As `apm_p_pair`, but what it returns to update is the nearer bucket alone: (refined p, its index)."""
+    q, jw = apm_p_pair(t, ctx, p)
+    return q, (jw >> 7) + ((jw & 127) >> 6)
 
 
 @njit(cache=True, inline="always")
 def apm_update(t: np.ndarray, j: int, y: int, rate: int) -> None:
     """Move the bucket used toward the bit seen."""
     t[j] += ((y << 16) - y - t[j]) >> rate
-
-
-@njit(cache=True, inline="always")
-def apm_p_pair(t: np.ndarray, ctx: int, p: int) -> tuple[int, int]:
-    """As `apm_p`, but what it returns to update is both buckets it read: (refined p, lower bucket << 7 | weight)."""
-    s = stretch(p) + 2048
-    lo, w = s >> 7, s & 127
-    j = ctx * 33 + lo
-    return (t[j] * (128 - w) + t[j + 1] * w) >> 7, (j << 7) | w
 
 
 @njit(cache=True, inline="always")

@@ -59,13 +59,13 @@ def text_contexts(ctx, h, c1, above):
 
 
 @njit(cache=True, inline="always")
-def column_contexts(ctx, h, buf, g0, c1):
-    """Version 7's column models (ctx[26:30]), the column in the line (to 255) + whether the previous byte is a
-    space; + the previous byte; + the line's first byte and the previous byte's class; + the previous line's
-    length: where a wrapped line breaks, what a column of a table holds."""
-    k, line = h[FILL], h[LINE]
-    col = min(k - line, 255)
-    first = np.int64(buf[g0 + line]) if line < k else 256
+def column_contexts(ctx, h, buf, g0, col, c1):
+    """Version 7's column models (ctx[26:30]), the column ``col`` in the line (to 255) + whether the previous
+    byte is a space; + the previous byte; + the line's first byte and the previous byte's class; + the previous
+    line's length: where a wrapped line breaks, what a column of a table holds."""
+    line = h[LINE]
+    col = min(col, 255)
+    first = np.int64(buf[g0 + line]) if col > 0 else 256
     ctx[26] = hash2(col | ((c1 == 32) << 8), 48)
     ctx[27] = hash2(col | (c1 << 8), 49)
     ctx[28] = hash2(col | (first << 8) | ((h[GROUPS] & 0xFF) << 17), 50)
