@@ -43,6 +43,8 @@ Models (each with a slot per context and a state map, `state_at`; hashed ones ha
  + (version 5) the long match model: the last LONG bytes hashed, a match held while it agrees, two inputs (its
    learned p by length x whether the match model expects the same bit x the bit; its length, signed); and the
    image model's six more contexts (wider, taller: ``wide_image_contexts``)
+ + (version 8) the image model's five more contexts (``tall_image_contexts``), its own row length and gate, and
+   the weight sets and APM context it picks (lmzip.cm.image)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
 shapes and every earlier version decodes through the same code.
@@ -68,7 +70,7 @@ from lmzip.cm.history import (
     WP,
     WPP,
 )
-from lmzip.cm.image import N_IMAGE, N_IMAGE5
+from lmzip.cm.image import N_IMAGE, N_IMAGE5, N_IMAGE8
 from lmzip.cm.match import MINLEN
 from lmzip.cm.parts import (
     SM_LIMIT,
@@ -117,7 +119,7 @@ def sm_shape(version: int) -> tuple[int, int]:
 
 def n_image(version: int) -> int:
     """The image model's inputs (and tables)."""
-    return 0 if version == 1 else (N_IMAGE if version < 5 else N_IMAGE5)
+    return 0 if version == 1 else (N_IMAGE if version < 5 else N_IMAGE5 if version < 8 else N_IMAGE8)
 
 
 def n_run(version: int) -> int:

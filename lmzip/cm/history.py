@@ -6,9 +6,11 @@ MPTR), the text lines (LINE and PLINE: where this line and the one before start)
 match (LLEN, LPTR) and text models (GAP: the bytes since the last word; GAPW: the gap before the current
 word; KEY: the last word before ':' or '='; TEXT: the last five letters and digits; GROUPS: the classes of
 the last six bytes; OPEN: an open bracket or quote; TYPES: the types of the last eight bytes, 3 bits each;
-WLEN: the current word's length; VMATCH: how many bytes in a row agreed with the line above).
+WLEN: the current word's length; VMATCH: how many bytes in a row agreed with the line above); version 8's image
+row (ROW, the vote's candidate ROWC and its lead ROWN: lmzip.cm.image.row_done).
 """
 
 C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL, WPP, LLEN, LPTR = range(15)
 GAP, GAPW, KEY, TEXT, GROUPS, OPEN, TYPES, WLEN, VMATCH = range(15, 24)
-N_STATE = 24
+ROW, ROWC, ROWN = range(24, 27)
+N_STATE = 27

@@ -72,13 +72,15 @@ def mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six):
 
 
 @njit(cache=True, inline="always")
-def refine(apms, aj, p, c4, c0, mi, pair):
+def refine(apms, aj, p, c4, c0, mi, pair, ik):
     """The mixed ``p`` refined by the three APM stages (order 1, order 2, match state) and averaged with
     them, 16 bits (near-certain bits cost ~0); ``aj``: the entries each stage will update (``pair``, version 6:
-    both buckets each stage read, not the nearer)."""
+    both buckets each stage read, not the nearer; ``ik`` >= 0, version 8's image model: the order-2 stage's
+    context instead of the last two bytes)."""
     apm1, apm2, apm3 = apms
     k1 = ((c4 & 0xFF) << 8) | c0
-    k2 = hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1)
+    k2 = hash2(c4 & 0xFFFF, c0) if ik < 0 else ik
+    k2 &= (1 << APM2_BITS) - 1
     k3 = (mi + 1) * 256 + c0
     if pair:
         a1, aj[0] = apm_p_pair(apm1, k1, p)

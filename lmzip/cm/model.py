@@ -5,7 +5,8 @@ Per bit, every model of `body` offers two stretched probabilities (the run model
 position, by the previous byte, by the byte before it; version 3 adds a fifth, by the last two bytes)
 combine them (version 5: a weight set learns faster while it is young, by its count of uses; version 6
 adds a sixth, by the partial byte x the last two bytes' types x the word's length, and learns slower once
-past the first 64 KiB; version 7 adds four column models to `body`), a final mixer (sets by match/orders
+past the first 64 KiB; version 7 adds four column models to `body`; version 8's image model picks the sixth
+mixer's set, the final mixer's and the order-2 APM's context where it is on), a final mixer (sets by match/orders
 state) combines those, three APM stages (order 1, order 2, match state; version 6 updates both buckets each
 reads) refine the result, and the arithmetic coder spends -log2(p) bits on the bit actually seen.
 Encoding and decoding run this very loop (`encode` picks which coder step is called), so the two
@@ -36,8 +37,8 @@ from lmzip.cm.body import (
 )
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
 from lmzip.cm.format import version_for
-from lmzip.cm.history import C4, LLEN, LPTR, MLEN, N_STATE, TYPES, W0, WLEN
-from lmzip.cm.image import IMAGE_BITS, image_contexts, image_inputs, image_learn
+from lmzip.cm.history import C4, FILL, LLEN, LPTR, MLEN, N_STATE, TYPES, W0, WLEN
+from lmzip.cm.image import IMAGE_BITS, N_IMAGE5, image_bit, image_gate, image_learn, image_sets, row_done
 from lmzip.cm.match import (
     EBYTE_BITS,
     ebyte_index,
@@ -279,6 +280,8 @@ def _byte_end(tables, h, cb, c4, buf, n, last, lastd, ebyte, lbyte, rpos, rinfo)
     if ind.shape[0]:
         indirect_done(ind, c4, cb)
     w_before = h[W0]
+    if it.shape[0] > N_IMAGE5 and last[cb] > 0:
+        row_done(h, h[FILL] + 1 - last[cb], lastd[cb])
     byte_done(h, cb, buf, 0, n + 1, last, lastd, mtab, ebyte, em.shape[0] > 0)
     if ht.shape[0] > 18:
         text_done(h, cb, w_before, buf)
@@ -301,7 +304,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
     else:
         out = buf
         start_decoder(st, src)
-    binary = 0
+    gate = np.zeros(4, dtype=np.int64)  # the image model's (lmzip.cm.image)
     hist = np.zeros((1, N_STATE), dtype=np.int64)  # the stream's history (lmzip.cm.body), its bytes in buf
     h = hist[0]
     last = np.zeros(256, dtype=np.int64)   # record model: where each byte value was last seen (+1)
@@ -336,9 +339,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             if ltab.shape[0]:
                 li = long_index(h[LLEN], lbyte, ebyte, mi, c0, j)
                 long_inputs(x, x_match - 3, lsm, li, h[LLEN])
-            if it.shape[0]:
-                image_contexts(ictx, h, buf, 0, c0, c1, j, binary)
-                image_inputs(x, x_image, it, ictx)
+            iset, ik = image_bit(x, x_image, it, ictx, h, buf, c0, c1, j, gate)
             run_inputs(x, x_run, rsm, rinfo, ridx, c0, j)
             if masked:
                 x *= mask
@@ -346,8 +347,9 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             sel[0], sel[1] = SET_C0 + c0, SET_ST + s2
             if six:
                 sel[5] = SET_TYPES + (c0 | ((h[TYPES] & 0x3F) << 8) | (min(h[WLEN], 3) << 14))
+                s2 = image_sets(sel, SET_TYPES, iset, s2, gate)
             df = mix(w1, wf, x, xf, sel, s2)
-            p = refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi, six)
+            p = refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi, six, ik)
             if no_sse:
                 p = clamp_p(16 * sq(df))
             y = _code_bit(encode, st, out, src, buf, i, j, p)
@@ -356,8 +358,8 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
             _bit_learn(tables, base, nib, c0, c1, j, y, mi, ictx, ridx, ei, li)
             c0 = (c0 << 1) | y
         cb = c0 & 0xFF
-        if it.shape[0]:  # the running share of bytes that are not text: the image model's gate
-            binary += ((0 if 32 <= cb < 127 or cb == 9 or cb == 10 or cb == 13 else 256) - binary) >> 4
+        if it.shape[0]:
+            image_gate(gate, cb, c4, it.shape[0] > N_IMAGE5)
         _byte_end(tables, h, cb, c4, buf, n, last, lastd, ebyte, lbyte, rpos, rinfo)
         k_mark, next_mark = _mark(marks, k_mark, next_mark, i, n, st[3])
     if encode:
