@@ -97,6 +97,11 @@ def n_hashed(version: int) -> int:
     return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26}.get(version, 30)
 
 
+def n_ways(version: int) -> int:
+    """The candidate buckets a context's nibble is looked up in (version 9: four)."""
+    return 4 if version >= 9 else 2
+
+
 def n_ebyte(version: int) -> int:
     """The expected-byte model's inputs (version 4)."""
     return 1 if version >= 4 else 0
@@ -184,10 +189,10 @@ def line_contexts(ctx, h, buf, g0, col, c1):
 
 
 @njit(cache=True, inline="always")
-def buckets(ht, base, ctx, c0, nb_mask):
-    """Each hashed model's bucket for the nibble that starts at partial byte ``c0``."""
+def buckets(ht, base, ctx, c0, nb_mask, ways):
+    """Each hashed model's bucket for the nibble that starts at partial byte ``c0`` (among ``ways`` candidates)."""
     for k in range(ctx.shape[0]):
-        base[k] = find_bucket(ht, k, hash2(ctx[k], c0), nb_mask)
+        base[k] = find_bucket(ht, k, hash2(ctx[k], c0), nb_mask, ways)
 
 
 @njit(cache=True, inline="always")

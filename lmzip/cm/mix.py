@@ -44,6 +44,7 @@ from lmzip.cm.tables import stretch
 # lmzip.cm.format.VERSION)
 CM_VERSION = 1
 N_HASHED, N_MODELS, CM_IN = body.n_hashed(CM_VERSION), body.n_models(CM_VERSION), body.n_inputs(CM_VERSION)
+WAYS = body.n_ways(CM_VERSION)
 X_MATCH = CM_IN - 3     # the match model's two inputs, then the bias
 N_IN = CM_IN + 1        # the counting inputs, then the language model's stretched p
 X_LM = CM_IN            # its index
@@ -251,7 +252,7 @@ def _byte(encode, coder, tables, segs, shared, walk, r, tbyte, work):
     c0 = 1
     for j in range(8):
         if j == 0 or j == 4:
-            body.buckets(ht, base, ctx, c0, (ht.shape[1] >> 4) - 1)
+            body.buckets(ht, base, ctx, c0, (ht.shape[1] >> 4) - 1, WAYS)
         nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
         # the model's view: how the range splits on this bit
         mid = _first_at_least(sbytes, lo, hi, d, ((((c0 - (1 << j)) << 1) | 1) << (7 - j)))

@@ -6,7 +6,8 @@ position, by the previous byte, by the byte before it; version 3 adds a fifth, b
 combine them (version 5: a weight set learns faster while it is young, by its count of uses; version 6
 adds a sixth, by the partial byte x the last two bytes' types x the word's length, and learns slower once
 past the first 64 KiB; version 7 adds four column models to `body`; version 8's image model picks the sixth
-mixer's set, the final mixer's and the order-2 APM's context where it is on), a final mixer (sets by match/orders
+mixer's set, the final mixer's and the order-2 APM's context where it is on; version 9 looks contexts up in four
+buckets, not two), a final mixer (sets by match/orders
 state) combines those, three APM stages (order 1, order 2, match state; version 6 updates both buckets each
 reads) refine the result, and the arithmetic coder spends -log2(p) bits on the bit actually seen.
 Encoding and decoding run this very loop (`encode` picks which coder step is called), so the two
@@ -33,6 +34,7 @@ from lmzip.cm.body import (
     n_inputs,
     n_long,
     n_run,
+    n_ways,
     sm_shape,
 )
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
@@ -96,6 +98,7 @@ class Tables:
     em: np.ndarray  # the expected-byte model's entries (version 4; empty before)
     ltab: np.ndarray  # the long match model's table (version 5; empty before)
     lsm: np.ndarray  # its state map (version 5; empty before)
+    ways: int = 2  # the candidate buckets of a lookup (version 9: 4, `n_ways`)
 
     @property
     def arrays(self) -> tuple:
@@ -159,6 +162,7 @@ def allocate(level: int, version: int | None = None) -> Tables:
         em=np.full(n_ebyte(version) << EBYTE_BITS, half, dtype=np.uint32),
         ltab=np.zeros((1 << mb) if n_long(version) else 0, dtype=np.int32),
         lsm=np.full(LONG_STATES if n_long(version) else 0, half, dtype=np.uint32),
+        ways=n_ways(version),
     )
 
 
@@ -202,7 +206,7 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
     else:
         buf, src = np.empty(n, dtype=np.uint8), np.array(src, dtype=np.uint8)  # writable: one compiled loop
     masked, no_sse = bool(off & ~OFF_SSE), bool(off & OFF_SSE)
-    out, used = _code(encode, src, buf, n, st, t.arrays, _mask(off, t), masked, no_sse, marks)
+    out, used = _code(encode, src, buf, n, st, t.arrays, _mask(off, t), masked, no_sse, marks, t.ways)
     return out[:used]
 
 
@@ -290,7 +294,7 @@ def _byte_end(tables, h, cb, c4, buf, n, last, lastd, ebyte, lbyte, rpos, rinfo)
 
 
 @njit(cache=True)
-def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
+def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks, ways):
     ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
     nb_mask = (ht.shape[1] >> 4) - 1
     n_in = w1.shape[1]  # the version's inputs: two per model, the image, run and match models', the bias
@@ -326,7 +330,7 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks):
         c0 = 1
         for j in range(8):
             if j == 0 or j == 4:
-                buckets(ht, base, ctx, c0, nb_mask)
+                buckets(ht, base, ctx, c0, nb_mask, ways)
                 if j == 0:
                     run_start(ht, base, rpos, rinfo)
             nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))

@@ -74,24 +74,27 @@ def slot_update_run(v: int, y: int, limit: int) -> int:
 
 
 @njit(cache=True)
-def find_bucket(t: np.ndarray, k: int, h: int, nb_mask: int) -> int:
+def find_bucket(t: np.ndarray, k: int, h: int, nb_mask: int, ways: int) -> int:
     """The 16-slot bucket for hash h in table row k (slot 0 holds a 16-bit check, 1..15 a nibble's
-    bit tree). Two candidates are probed; on a miss the less used one (by its first slot's count) is
-    cleared and claimed. Returns the index of the bucket's slot 0."""
+    bit tree). ``ways`` neighbouring candidates (2; cm version 9: 4, one 256-byte block) are probed; on a
+    miss the least used one (by its first slot's count; the first of equals) is cleared and claimed.
+    Returns the index of the bucket's slot 0."""
     chk = (h >> 16) & 0xFFFF
     b0 = (h & nb_mask) << 4
-    b1 = ((h & nb_mask) ^ 1) << 4
     if (t[k, b0] >> 16) == chk:
         return b0
-    if (t[k, b1] >> 16) == chk:
-        return b1
-    u0 = (t[k, b0 + 1] >> 4) & 63
-    u1 = (t[k, b1 + 1] >> 4) & 63
-    b = b0 if u0 <= u1 else b1
-    t[k, b] = chk << 16
+    best, least = b0, (t[k, b0 + 1] >> 4) & 63
+    for i in range(1, 4 if ways == 4 else 2):
+        b = b0 ^ (i << 4)
+        if (t[k, b] >> 16) == chk:
+            return b
+        u = (t[k, b + 1] >> 4) & 63
+        if u < least:
+            best, least = b, u
+    t[k, best] = chk << 16
     for s in range(1, 16):
-        t[k, b + s] = SLOT_INIT
-    return b
+        t[k, best + s] = SLOT_INIT
+    return best
 
 
 @njit(cache=True, inline="always")

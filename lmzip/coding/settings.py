@@ -40,10 +40,11 @@ MIX_LEVEL = 5
 # level 8's 636 MiB held the default at 1,023 MiB on a 4 MiB block (benchmarks/memory.py). Version 5 at level 6
 # (272 MiB) writes less than version 4 at 7 (344 MiB), the setting before, over benchmarks/cm_sample.py's
 # sample (benchmarks/results/cm-sample/); version 6 at 6 (292 MiB) 0.87% less again, version 7 (328 MiB) 0.28%
-# less again, version 8 (332 MiB) 0.28% less again (its 1-bit images). A smaller block is counted at SMALL_COUNTED_LEVEL in that level's version, -1's (cm version 2,
-# 136.8 KB/s over the bench files against version 5's 34.8 at 9 on a Zen 1, results/cm.md; issue 36 holds a
-# counted block to 3x -1's time), where a larger level gains ~0.1-0.5% for its tables' setting up (fields.c,
-# 11 KB: 0.15 s against 0.05 s at 6).
+# less again, version 8 (332 MiB) 0.28% less again (its 1-bit images), version 9 (four-way lookups, the same
+# tables) world192.txt whole 1.1% less (311,246 -> 307,845 bytes), bible.txt 0.4%. A smaller block is counted at
+# SMALL_COUNTED_LEVEL in that level's version, -1's (cm version 2, 136.8 KB/s over the bench files against version
+# 5's 34.8 at 9 on a Zen 1, results/cm.md; issue 36 holds a counted block to 3x -1's time), where a larger level
+# gains ~0.1-0.5% for its tables' setting up (fields.c, 11 KB: 0.15 s against 0.05 s at 6).
 COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, cm_format.VERSION, 1 << 20
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)
