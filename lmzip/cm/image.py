@@ -146,16 +146,14 @@ def tall_image_contexts(ictx, buf, at, r, s, u1, u2, u3, r0):
     for q in range(1, 9):
         col |= _above(buf, at, r, q, s) << q
     y = r0 & 1
+    u4 = _row3(buf, at - 4 * r) if at > 4 * r else 0
+    u5 = _row3(buf, at - 5 * r) if at > 5 * r else 0
     col2 = 0
-    for q, u in ((1, u1), (2, u2), (3, u3)):
+    for q, u in ((1, u1), (2, u2), (3, u3), (4, u4), (5, u5)):
         col2 |= ((u >> (s + 1)) & 3) << (2 * q)
-    for q in (4, 5):
-        if at > q * r:
-            col2 |= ((_row3(buf, at - q * r) >> (s + 1)) & 3) << (2 * q)
     around12 = (r0 & 3) | (((u1 >> (s - 1)) & 0x1F) << 2) | (((u2 >> (s - 1)) & 0x1F) << 7)
     around24 = (r0 & 7) | (((u1 >> (s - 2)) & 0x7F) << 3) | (((u2 >> (s - 2)) & 0x7F) << 10) \
         | (((u3 >> (s - 2)) & 0x7F) << 17)
-    u4 = _row3(buf, at - 4 * r) if at > 4 * r else 0
     frame = ((r0 >> 3) & 1) | (((u1 >> (s - 4)) & 1) << 1) | (((u2 >> (s - 4)) & 1) << 2) \
         | (((u3 >> (s - 4)) & 1) << 3) | (((u4 >> (s - 4)) & 0x1FF) << 4) | (((u3 >> (s + 4)) & 1) << 13) \
         | (((u2 >> (s + 4)) & 1) << 14) | (((u1 >> (s + 4)) & 1) << 15)
