@@ -41,10 +41,11 @@ MIX_LEVEL = 5
 # (272 MiB) writes less than version 4 at 7 (344 MiB), the setting before, over benchmarks/cm_sample.py's
 # sample (benchmarks/results/cm-sample/); version 6 at 6 (292 MiB) 0.87% less again, version 7 (328 MiB) 0.28%
 # less again, version 8 (332 MiB) 0.28% less again (its 1-bit images), version 9 (four-way lookups, the same
-# tables) world192.txt whole 1.1% less (311,246 -> 307,845 bytes), bible.txt 0.4%. A smaller block is counted at
-# SMALL_COUNTED_LEVEL in that level's version, -1's (cm version 2, 136.8 KB/s over the bench files against version
-# 5's 34.8 at 9 on a Zen 1, results/cm.md; issue 36 holds a counted block to 3x -1's time), where a larger level
-# gains ~0.1-0.5% for its tables' setting up (fields.c, 11 KB: 0.15 s against 0.05 s at 6).
+# tables) world192.txt whole 1.1% less (311,246 -> 307,845 bytes), bible.txt 0.4%. A smaller block is counted first
+# at SMALL_COUNTED_LEVEL in that level's version, -1's (cm version 2, 136.8 KB/s over the bench files against version
+# 5's 34.8 at 9 on a Zen 1, results/cm.md), the budget's yardstick, fast where the mixed coder then wins; where it
+# does not, the frame kept is counted again as a large block's is (Settings.recount_for; lmzip.coding.stream): over
+# the bench's small files 2-14% fewer bytes (book2 129,179 -> 122,002, obj2 52,013 -> 47,663) for ~2-3x the time.
 COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, cm_format.VERSION, 1 << 20
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)
@@ -156,6 +157,11 @@ class Settings:
     def counted_for(self, n: int) -> tuple[int, int | None]:
         """With mix: the cm level and version a block of ``n`` bytes is also counted alone at (None: the level's)."""
         return (self.counted_level, COUNTED_VERSION) if n > COUNTED_LARGE else (SMALL_COUNTED_LEVEL, None)
+
+    def recount_for(self, n: int) -> tuple[int, int] | None:
+        """With mix: where a block of ``n`` bytes ends up counted, the level and version it is counted again at
+        (a small block's first pass, the budget's yardstick, is the light one), or None: counted so already."""
+        return None if n > COUNTED_LARGE else (self.counted_level, COUNTED_VERSION)
 
     @property
     def arith(self) -> int:

@@ -11,6 +11,7 @@ frames of ``cat a.lmz b.lmz`` decode to the bytes of both.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
@@ -159,13 +160,13 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
     if counted is not None and len(counted[0]) * TINY <= len(data):  # nothing left for the model to win
         if progress:
             progress(1, 1)
-        return counted
+        return counted_kept(data, settings, block, last, counted)
     budget = None if counted is None else Budget(len(counted[0]), marks if marks[-1] else None, len(data),
                                                  lead=settings.lead, token_bytes=token_bytes(model))
     if budget is not None and settings.trial and not _trial_ahead(data, settings, budget, workers, block, last):
         if progress:
             progress(1, 1)
-        return counted
+        return counted_kept(data, settings, block, last, counted)
 
     try:
         coded = codec.encode(data, model, settings, progress, workers, block=block, last=last, budget=budget)
@@ -174,7 +175,7 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
     if coded is None or counted is not None and len(counted[0]) <= len(coded[0]):
         if progress:
             progress(1, 1)
-        return counted
+        return counted_kept(data, settings, block, last, counted)
     return coded
 
 
@@ -209,6 +210,22 @@ def counted_instead(data: bytes, settings: Settings, block: int, last: bool,
         level = None
     return counting.encode(data, level, None, block == 0 and last, marks, version=version, block=block,
                            block_size=settings.block_size, last=last)
+
+
+def counted_kept(data: bytes, settings: Settings, block: int, last: bool,
+                 counted: tuple[bytes, Header, float] | None) -> tuple[bytes, Header, float] | None:
+    """With mix, where the stream keeps counting's frame: a block whose first pass counted it lighter (a small
+    one, Settings.counted_for) counted again as a large block is (Settings.recount_for), the smaller frame kept.
+    The light pass is the mixed coder's fast yardstick; a frame that is kept is worth the newest models."""
+    again = settings.recount_for(len(data))
+    if counted is None or again is None or transform.looks_random(data):
+        return counted
+    level, version = again
+    gc.collect()  # the mixed coder's groups (a give-up's traceback holds their frames), then their memory back
+    parallel.give_back()
+    strong = counting.encode(data, level, None, block == 0 and last, version=version, block=block,
+                             block_size=settings.block_size, last=last)
+    return strong if len(strong[0]) < len(counted[0]) else counted
 
 
 def _within(progress: Progress | None, before: int, size: int, total: int | None) -> Progress | None:

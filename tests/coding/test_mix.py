@@ -272,6 +272,26 @@ def test_a_block_is_counted_alone_at_a_level_that_suits_its_size(monkeypatch):
     assert versions == [cmfmt.VERSION, cmfmt.version_for(S.SMALL_COUNTED_LEVEL)] and versions[0] != versions[1]
 
 
+def test_a_small_block_left_to_counting_is_counted_again_with_the_newest_models(bpe_model, monkeypatch):
+    """Where the mixed coder gives up on a small block, the frame kept is counted as a large block's is (the
+    light first pass is only the budget's yardstick), and smaller; where the mixed coder wins, nothing more runs."""
+    from lmzip.cm import format as cmfmt
+    from lmzip.coding import counting
+    from lmzip.coding import settings as S
+
+    data, st = TEXT * 3, Settings(mix=True)
+    light = stream.counted_instead(data, st, 0, False)[0]
+    monkeypatch.setattr(codec, "encode", lambda *a, **k: None)  # the mixed coder gives up
+    blob, head, _ = stream._encode(data, bpe_model, st, None, 1, block=0, last=False)
+    assert head.model_name == f"cm-{S.COUNTED_LEVEL}" and blob[head.size + 4] == cmfmt.VERSION
+    assert len(blob) < len(light) and stream.decode_frame(head, blob[head.size:], lambda h: bpe_model) == data
+    runs, real = [], counting.encode
+    monkeypatch.setattr(counting, "encode", lambda *a, **k: runs.append(a[1]) or real(*a, **k))
+    won = (b"mixed", head, 0.0)  # the mixed coder's frame, smaller than any counted one
+    monkeypatch.setattr(codec, "encode", lambda *a, **k: won)
+    assert stream._encode(data, bpe_model, st, None, 1, block=0, last=False) is won and runs == [S.SMALL_COUNTED_LEVEL]
+
+
 def test_the_shortest_tokens_a_model_is_tried_on_follow_its_training_text(bpe_model):
     """2/3 of the bytes per token the model's training text had, per 100 tokens; no record: every block."""
     trained = replace(bpe_model, meta={"training": {"bytes_per_token": 3.0}})
