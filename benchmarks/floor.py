@@ -133,6 +133,7 @@ def main() -> None:
                     "e.g. canterbury/alice29.txt,kinds/ru): a sample where the whole set takes hours")
     args = ap.parse_args()
     out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     if args.report:
         for name in ("floor", "floor-int8-off", "floor-avx2", "floor-avx2-native"):
             if (out / f"{name}.json").exists():

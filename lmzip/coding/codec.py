@@ -211,6 +211,16 @@ def header(data: bytes, model: LoadedModel, settings: Settings, **where) -> Head
     return head
 
 
+def too_short(data: bytes, model: LoadedModel) -> bool:
+    """Whether the model would not be tried on this block at all: its tokenizer cuts it into tokens shorter than
+    mix.SHORT of its training text's (what `encode` asks of a budget's block), so counting alone codes it."""
+    least = mix.token_bytes(model)
+    if not least:
+        return False
+    text, _ = transform.prepare(data)
+    return 100 * len(text) < least * len(model.tokenizer.encode(text))
+
+
 def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
            workers: int | None = None, block: int = 0, last: bool = True,
            budget: mix.Budget | None = None) -> tuple[bytes, Header, float] | None:

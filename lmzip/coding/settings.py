@@ -44,8 +44,9 @@ MIX_LEVEL = 5
 # tables) world192.txt whole 1.1% less (311,246 -> 307,845 bytes), bible.txt 0.4%. A smaller block is counted first
 # at SMALL_COUNTED_LEVEL in that level's version, -1's (cm version 2, 136.8 KB/s over the bench files against version
 # 5's 34.8 at 9 on a Zen 1, results/cm.md), the budget's yardstick, fast where the mixed coder then wins; where it
-# does not, the frame kept is counted again as a large block's is (Settings.recount_for; lmzip.coding.stream): over
-# the bench's small files 2-14% fewer bytes (book2 129,179 -> 122,002, obj2 52,013 -> 47,663) for ~2-3x the time.
+# does not, the frame kept is counted again in the newest version (Settings.recount_for; lmzip.coding.stream; a block
+# of tokens too short for the model is counted so at once): over the bench's small files 2-16% fewer bytes (book2
+# 129,179 -> 122,002, obj2 52,013 -> 47,663) in 2.0-2.5x -1's time, 3.2-4.1x where the mixed coder raced and lost.
 COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, cm_format.VERSION, 1 << 20
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)
@@ -161,7 +162,8 @@ class Settings:
     def recount_for(self, n: int) -> tuple[int, int] | None:
         """With mix: where a block of ``n`` bytes ends up counted, the level and version it is counted again at
         (a small block's first pass, the budget's yardstick, is the light one), or None: counted so already."""
-        return None if n > COUNTED_LARGE else (self.counted_level, COUNTED_VERSION)
+        # tables no larger than the block fills (11 KB: level 4, the same bytes as 6 without 6's setting up)
+        return None if n > COUNTED_LARGE else (min(self.counted_level, max(1, n.bit_length() - 10)), COUNTED_VERSION)
 
     @property
     def arith(self) -> int:

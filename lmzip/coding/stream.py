@@ -149,13 +149,17 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
 
     if not settings.mix:
         return codec.encode(data, model, settings, progress, workers, block=block, last=last)
-    # counting first (~10x faster); the mixed coder is not tried on a block of short tokens (mix.SHORT),
-    # and a group of it gives up once its bytes pass what counting paid for as many bytes (by a margin),
-    # or the whole counted frame's
+    # the mixed coder is not tried on a block of short tokens (mix.SHORT): counted once, as a frame kept is;
+    # otherwise counting first (~10x faster), and a group of the mixed coder gives up once its bytes pass what
+    # counting paid for as many bytes (by a margin), or the whole counted frame's
     from lmzip.coding.mix import PROFILE, Budget, Unmixable, token_bytes
 
-    marks = np.zeros(PROFILE, dtype=np.int64)
     parallel.give_back()  # what the block before freed, before counting's tables take fresh pages
+    if codec.too_short(data, model):
+        if progress:
+            progress(1, 1)
+        return counted_instead(data, settings, block, last, kept=True)
+    marks = np.zeros(PROFILE, dtype=np.int64)
     counted = counted_instead(data, settings, block, last, marks)
     if counted is not None and len(counted[0]) * TINY <= len(data):  # nothing left for the model to win
         if progress:
@@ -200,12 +204,13 @@ def _trial_ahead(data: bytes, settings: Settings, budget: Budget, workers: int |
     return verdict[0] if verdict else coded is not None and len(coded[0]) < budget.size
 
 
-def counted_instead(data: bytes, settings: Settings, block: int, last: bool,
-                    marks: np.ndarray | None = None) -> tuple[bytes, Header, float] | None:
+def counted_instead(data: bytes, settings: Settings, block: int, last: bool, marks: np.ndarray | None = None,
+                    kept: bool = False) -> tuple[bytes, Header, float] | None:
     """With mix: the block counted alone (Settings.counted_for), which the stream keeps where it is the
     smaller frame (a block the language model barely knows: a binary, a table; or one so small that a
-    short frame's header decides, stored or counted); ``marks``: filled with counting's cost profile."""
-    level, version = settings.counted_for(len(data))
+    short frame's header decides, stored or counted); ``marks``: filled with counting's cost profile;
+    ``kept``: counted as a frame the stream keeps is (Settings.recount_for), not as the budget's yardstick."""
+    level, version = (kept and settings.recount_for(len(data))) or settings.counted_for(len(data))
     if transform.looks_random(data):  # random data is stored, as codec.encode does
         level = None
     return counting.encode(data, level, None, block == 0 and last, marks, version=version, block=block,
@@ -217,14 +222,11 @@ def counted_kept(data: bytes, settings: Settings, block: int, last: bool,
     """With mix, where the stream keeps counting's frame: a block whose first pass counted it lighter (a small
     one, Settings.counted_for) counted again as a large block is (Settings.recount_for), the smaller frame kept.
     The light pass is the mixed coder's fast yardstick; a frame that is kept is worth the newest models."""
-    again = settings.recount_for(len(data))
-    if counted is None or again is None or transform.looks_random(data):
+    if counted is None or settings.recount_for(len(data)) is None or transform.looks_random(data):
         return counted
-    level, version = again
     gc.collect()  # the mixed coder's groups (a give-up's traceback holds their frames), then their memory back
     parallel.give_back()
-    strong = counting.encode(data, level, None, block == 0 and last, version=version, block=block,
-                             block_size=settings.block_size, last=last)
+    strong = counted_instead(data, settings, block, last, kept=True)
     return strong if len(strong[0]) < len(counted[0]) else counted
 
 

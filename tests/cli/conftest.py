@@ -22,9 +22,10 @@ def work(tmp_path, model_dir, monkeypatch):
 def model_frames(monkeypatch):
     """Mix keeps the model's frame even where counting alone would be smaller (tests of what a level or
     a flag hands the codec; tests/coding/test_mix.py tests the choice itself)."""
-    from lmzip.coding import stream
+    from lmzip.coding import codec, stream
 
-    monkeypatch.setattr(stream, "counted_instead", lambda *a: None)
+    monkeypatch.setattr(stream, "counted_instead", lambda *a, **k: None)
+    monkeypatch.setattr(codec, "too_short", lambda *a: False)
 
 
 def writing(pid: int, folder: Path) -> bool:

@@ -283,13 +283,25 @@ def test_a_small_block_left_to_counting_is_counted_again_with_the_newest_models(
     light = stream.counted_instead(data, st, 0, False)[0]
     monkeypatch.setattr(codec, "encode", lambda *a, **k: None)  # the mixed coder gives up
     blob, head, _ = stream._encode(data, bpe_model, st, None, 1, block=0, last=False)
-    assert head.model_name == f"cm-{S.COUNTED_LEVEL}" and blob[head.size + 4] == cmfmt.VERSION
+    level = st.recount_for(len(data))[0]
+    assert head.model_name == f"cm-{level}" and blob[head.size + 4] == cmfmt.VERSION
     assert len(blob) < len(light) and stream.decode_frame(head, blob[head.size:], lambda h: bpe_model) == data
     runs, real = [], counting.encode
     monkeypatch.setattr(counting, "encode", lambda *a, **k: runs.append(a[1]) or real(*a, **k))
     won = (b"mixed", head, 0.0)  # the mixed coder's frame, smaller than any counted one
     monkeypatch.setattr(codec, "encode", lambda *a, **k: won)
     assert stream._encode(data, bpe_model, st, None, 1, block=0, last=False) is won and runs == [S.SMALL_COUNTED_LEVEL]
+    runs.clear()  # a block of tokens too short for the model: counted once, as a frame kept is, and nothing else
+    fussy = replace(bpe_model, meta={"training": {"bytes_per_token": 30.0}})
+    assert codec.too_short(data, fussy) and not codec.too_short(data, bpe_model)
+    monkeypatch.setattr(codec, "encode", lambda *a, **k: pytest.fail("the mixed coder ran"))
+    short, _, _ = stream._encode(data, fussy, st, None, 1, block=0, last=False)
+    assert short == blob and runs == [level]
+    # the tables a kept frame is counted with: no larger than the block fills, no larger than a large block's
+    sizes = (1, 11_150, 40_000, S.COUNTED_LARGE, S.COUNTED_LARGE + 1)
+    assert [st.recount_for(n) for n in sizes] == [(1, cmfmt.VERSION), (4, cmfmt.VERSION), (6, cmfmt.VERSION),
+                                                   (S.COUNTED_LEVEL, cmfmt.VERSION), None]
+    assert Settings.make(mix=True, tables=9).recount_for(S.COUNTED_LARGE) == (9, cmfmt.VERSION)
 
 
 def test_the_shortest_tokens_a_model_is_tried_on_follow_its_training_text(bpe_model):
