@@ -259,8 +259,8 @@ def test_two_groups_decide_alike_side_by_side_and_in_turns(bpe_model):
 
 
 def test_a_block_is_counted_alone_at_a_level_that_suits_its_size(monkeypatch):
-    """With mix, counting alone codes a large block with the newest cm version's models, a small one with -1's
-    (the heavier models cost a small block more time than they save bytes)."""
+    """With mix, counting alone's first pass codes a large block with the newest cm version's models, a small one
+    with -1's (the budget's fast yardstick; where counting's frame is kept, it is counted again: the next test)."""
     from lmzip.cm import format as cmfmt
     from lmzip.coding import settings as S
 
