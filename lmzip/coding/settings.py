@@ -46,7 +46,7 @@ MIX_LEVEL = 5
 # 5's 34.8 at 9 on a Zen 1, results/cm.md), the budget's yardstick, fast where the mixed coder then wins; where it
 # does not, the frame kept is counted again in the newest version (Settings.recount_for; lmzip.coding.stream; a block
 # of tokens too short for the model is counted so at once): over the bench's small files 2-16% fewer bytes (book2
-# 129,179 -> 122,002, obj2 52,013 -> 47,663) in 2.0-2.5x -1's time, 3.2-4.1x where the mixed coder raced and lost.
+# 129,179 -> 122,002, obj2 52,013 -> 47,663) in 1.4-2.9x -1's time, 3.1-4.4x where the mixed coder raced and lost.
 COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, cm_format.VERSION, 1 << 20
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)
