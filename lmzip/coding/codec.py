@@ -211,23 +211,33 @@ def header(data: bytes, model: LoadedModel, settings: Settings, **where) -> Head
     return head
 
 
-def too_short(data: bytes, model: LoadedModel) -> bool:
-    """Whether the model would not be tried on this block at all: its tokenizer cuts it into tokens shorter than
+Tokenized = tuple[str, bool, list[int]]
+
+
+def tokenize(data: bytes, model: LoadedModel) -> Tokenized:
+    """The block as the model reads it: its text (CRLF folded), whether it was folded, its tokens."""
+    text, crlf = transform.prepare(data)
+    tokens = model.tokenizer.encode(text)
+    if model.tokenizer.decode(tokens) != text:  # cannot happen with our tokenizers; never trust it
+        raise IntegrityError("the tokenizer does not round-trip this input")
+    return text, crlf, tokens
+
+
+def too_short(tokenized: Tokenized, model: LoadedModel) -> bool:
+    """Whether the model would not be tried on this block at all: its tokenizer cut it into tokens shorter than
     mix.SHORT of its training text's (what `encode` asks of a budget's block), so counting alone codes it."""
-    least = mix.token_bytes(model)
-    if not least:
-        return False
-    text, _ = transform.prepare(data)
-    return 100 * len(text) < least * len(model.tokenizer.encode(text))
+    text, _, tokens = tokenized
+    return 100 * len(text) < mix.token_bytes(model) * len(tokens)
 
 
 def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progress | None = None,
            workers: int | None = None, block: int = 0, last: bool = True,
-           budget: mix.Budget | None = None) -> tuple[bytes, Header, float] | None:
+           budget: mix.Budget | None = None, tokenized: Tokenized | None = None) -> tuple[bytes, Header, float] | None:
     """Code ``data``, block number ``block`` of an input (lmzip.coding.stream; at most
     ``settings.block_size`` bytes); returns its frame, the frame's header and the bits the coder paid
     (Σ -log2 p). ``workers`` decides only how many groups run at once, never how the input is cut.
-    ``budget`` (with mix): None instead once a group gives up (another frame is or will be smaller)."""
+    ``budget`` (with mix): None instead once a group gives up (another frame is or will be smaller);
+    ``tokenized``: the block's `tokenize`, where the caller has it already."""
     if len(data) > settings.block_size:
         raise ValueError(f"a block of {len(data)} bytes is longer than the block size {settings.block_size}")
     where = dict(block=block, block_size=settings.block_size, last=last)
@@ -235,10 +245,7 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
         return (*stored_frame(data, **where), 0.0)
     if settings.counting:
         return counting.encode(data, settings.counting, progress, **where)
-    text, crlf = transform.prepare(data)
-    tokens = model.tokenizer.encode(text)
-    if model.tokenizer.decode(tokens) != text:  # cannot happen with our tokenizers; never trust it
-        raise IntegrityError("the tokenizer does not round-trip this input")
+    text, crlf, tokens = tokenized or tokenize(data, model)
     head = header(data, model, settings, **where)
     if len(tokens) == 0:
         return (*stored_frame(data, **where), 0.0)

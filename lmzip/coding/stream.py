@@ -155,7 +155,8 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
     from lmzip.coding.mix import PROFILE, Budget, Unmixable, token_bytes
 
     parallel.give_back()  # what the block before freed, before counting's tables take fresh pages
-    if codec.too_short(data, model):
+    tokenized = None if transform.looks_random(data) else codec.tokenize(data, model)
+    if tokenized is None or codec.too_short(tokenized, model):  # random data is stored, as codec.encode does
         if progress:
             progress(1, 1)
         return counted_instead(data, settings, block, last, kept=True)
@@ -173,7 +174,8 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
         return counted_kept(data, settings, block, last, counted)
 
     try:
-        coded = codec.encode(data, model, settings, progress, workers, block=block, last=last, budget=budget)
+        coded = codec.encode(data, model, settings, progress, workers, block=block, last=last, budget=budget,
+                             tokenized=tokenized)
     except Unmixable:  # a model whose tokens are not byte strings (an imported one, perhaps): counting alone
         coded = None
     if coded is None or counted is not None and len(counted[0]) <= len(coded[0]):

@@ -293,7 +293,8 @@ def test_a_small_block_left_to_counting_is_counted_again_with_the_newest_models(
     assert stream._encode(data, bpe_model, st, None, 1, block=0, last=False) is won and runs == [S.SMALL_COUNTED_LEVEL]
     runs.clear()  # a block of tokens too short for the model: counted once, as a frame kept is, and nothing else
     fussy = replace(bpe_model, meta={"training": {"bytes_per_token": 30.0}})
-    assert codec.too_short(data, fussy) and not codec.too_short(data, bpe_model)
+    assert codec.too_short(codec.tokenize(data, fussy), fussy) and not codec.too_short(codec.tokenize(data, bpe_model),
+                                                                                        bpe_model)
     monkeypatch.setattr(codec, "encode", lambda *a, **k: pytest.fail("the mixed coder ran"))
     short, _, _ = stream._encode(data, fussy, st, None, 1, block=0, last=False)
     assert short == blob and runs == [level]
