@@ -4,7 +4,8 @@ Format 8 is the first portable one: its files decode on any machine, and they st
 forever to prove it (formats 1-7 were machine-bound pre-releases and are refused). Format 8 has two
 sets, arithmetic 1 (lmzip 0.3.0-0.4.0, no suffix) and 3 (``-arith3``); formats 9 (blocks) and 10
 (counting frames beside them; tests/coding/test_counting.py has the counting golden file) have
-arithmetic 3's; format 11 has arithmetic 3's and 6's (the window shifted). Learning while coding (arithmetic
+arithmetic 3's; formats 11 and 12 have arithmetic 3's and 6's (the window shifted; format 12's mixed frames
+run cm version 9's models). Learning while coding (arithmetic
 2 and 4) has its own: fine-tuning the golden models, and learning from scratch from a byte
 preset's seeded random weights (the "-scratch" files name the preset in their header).
     python -m tests.make_golden
@@ -25,8 +26,8 @@ DATA = Path(__file__).parent / "data"
 MIX_SEGMENT = 250  # five segments, so the match model also finds repeats in the other segments
 
 # name tag -> (input, settings): every golden file of the current version
-WRITTEN_MIX_LEVEL = 6  # the mixed tables' level the golden files were written with (the default's since 5; the header
-# records it, so they decode as they are)
+WRITTEN_MIX_LEVEL = 2  # the mixed tables' level the golden files are written with: format 12's (cm version 9's
+# tables of level 2, 114 MiB); format 11's were written at 6, which their headers record, so they decode as they are
 CASES = {
     "": (lambda: TEXT[:600], Settings(segment=128)),
     "-groups2": (lambda: TEXT[:600], Settings(segment=128, groups=2)),

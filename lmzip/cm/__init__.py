@@ -17,8 +17,10 @@ Memory is fixed by the level (1..9): the tables of level L take `table_bytes(L)`
 coding, plus the input/output buffers; a hostile header cannot ask for more (see `format`).
 
 Modules: `codec` (compress, decompress), `format` (the header and its checks), `body` (the context
-models, their inputs and updates, the match model: what counting's loop and the mixed loop share),
-`model` (counting's mixers and coding loop), `mix` (the mixed loop), `parts` (hashing, slots, mixer,
+models, their inputs and updates, the match model), `loop` (one byte and one bit of every model and the
+mixers over them: what counting's loop and the mixed loop share), `model` (counting's tables and coding loop),
+`mix` (the mixed loop: the language model's input and mixer beside `loop`'s; `walk` its walk over the sorted
+vocabulary; `mix1` format 11's loop, cm version 1's models, kept to decode), `parts` (hashing, slots, mixer,
 APM), `coder` (the arithmetic coder), `tables` (squash, stretch, rates), `jitcache` (clears numba's
 cache when any of those changed).
 The wing imports nothing of lmzip but `errors`.

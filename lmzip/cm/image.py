@@ -183,12 +183,12 @@ def wide_image_contexts(ictx, h, c0, j, s, u1, u2, u3, a1, a2):
 
 
 @njit(cache=True, inline="always")
-def image_bit(x, at, it, ictx, h, buf, c0, c1, j, gate):
+def image_bit(x, at, it, ictx, h, buf, g0, c0, c1, j, gate):
     """The image model's inputs at x[at:] for bit ``j`` (where the version has one); returns `image_contexts`'s
     weight set and APM context."""
     if not it.shape[0]:
         return 0, -1
-    iset, ik = image_contexts(ictx, h, buf, 0, c0, c1, j, gate)
+    iset, ik = image_contexts(ictx, h, buf, g0, c0, c1, j, gate)
     image_inputs(x, at, it, ictx)
     return iset, ik
 

@@ -19,6 +19,10 @@ tables across the segments of a group, while each segment keeps its own history 
 lines, record length, match): the bytes of segment r live at r * cap ... in one buffer, a match may
 point into any segment, and a position counts as known only once its segment has coded it, on both
 sides alike (the encoder fills the buffer in the decoder's order). Every value is an integer.
+
+Format 12 runs counting's models of cm version `CM_VERSION` through the very machinery counting's own loop runs
+(lmzip.cm.loop), the language model's input and mixer added; format 11's frames, cm version 1, decode through
+lmzip.cm.mix1.
 """
 
 from __future__ import annotations
@@ -31,104 +35,83 @@ from numba import njit
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 
 # isort: split
-from lmzip.cm import body, match  # the context models, shared with counting's loop (lmzip.cm.model)
-from lmzip.cm.coder import decode_bit, encode_bit, new_state, start_decoder
-from lmzip.cm.history import C4, FILL, MLEN, N_STATE
-from lmzip.cm.mixers import APM2_BITS, APM_RATE, MIX_LR1, MIX_LR2
-from lmzip.cm.model import N_SETS as CM_SETS
-from lmzip.cm.model import SET_C0, SET_C1, SET_C2, SET_ST, Tables, table_bits
-from lmzip.cm.parts import SKIP_ERR, SLOT_INIT, apm_init, apm_p, apm_update, clamp_p, hash2, mix_dot, mix_train, sq
+from lmzip.cm import mix1
+from lmzip.cm.body import n_inputs
+from lmzip.cm.coder import new_state, start_decoder
+from lmzip.cm.history import C4, FILL, N_STATE
+from lmzip.cm.loop import bit_inputs, bit_learn, bit_mix, byte_end, byte_start, mixed_learn, nibble_start, scratch
+from lmzip.cm.mixers import APM_RATE, APM_RATE_PAIR, final_rate, first_rate, refine
+from lmzip.cm.model import Tables, n_mix, n_sets
+from lmzip.cm.model import allocate as allocate_tables
+from lmzip.cm.model import table_bytes as counting_bytes
+from lmzip.cm.parts import apm_init, apm_p, apm_p_pair, apm_update, apm_update_pair, clamp_p, sq
 from lmzip.cm.tables import stretch
+from lmzip.cm.walk import Vocab, code_bit, cumulate, ends, first_at_least, grow
 
-# The counting models' version the mixed loop runs: 1 (format 11 records no other; counting alone runs
-# lmzip.cm.format.VERSION)
-CM_VERSION = 1
-N_HASHED, N_MODELS, CM_IN = body.n_hashed(CM_VERSION), body.n_models(CM_VERSION), body.n_inputs(CM_VERSION)
-WAYS = body.n_ways(CM_VERSION)
-X_MATCH = CM_IN - 3     # the match model's two inputs, then the bias
-N_IN = CM_IN + 1        # the counting inputs, then the language model's stretched p
-X_LM = CM_IN            # its index
-SET_LM = CM_SETS        # the fifth mixer's weight sets: the model's p (32 buckets) x bit position
-N_SETS = SET_LM + 32 * 8
-N_MIX = 5
-W_LM = 1 << 15          # the model's start weight in every first-layer mixer (the others start at 1/16)
+CM_VERSION = 9  # the counting models' version format 12's mixed loop runs (format 11's: 1, lmzip.cm.mix1)
+VERSIONS = (1, 9)  # the versions a mixed frame can hold
+W_LM = 1 << 15  # the model's start weight in every first-layer mixer (1/2)
+W_CM = 1 << 11  # each counting input's (1/32; counting alone starts at 1/16: with version 9's 82 inputs, 1/16 left
+# enwik4 1,930 bytes mixed where 1/32 writes 1,895, paper5 3,447 against 3,434, alice29 27,501 against 27,471)
 
-
-@dataclass(frozen=True)
-class Vocab:
-    """The vocabulary sorted by the tokens' bytes: what the loop needs to find a prefix's range."""
-
-    sbytes: np.ndarray  # [V, maxlen] uint8: the sorted tokens' bytes (0 past their end)
-    slen: np.ndarray    # [V] int64: their lengths
-    sperm: np.ndarray   # [V] int64: sorted index -> token id
-    rank: np.ndarray    # [V] int64: token id -> sorted index
-    root: int           # the first sorted index of a token with bytes (tokens of no bytes sort first)
-
-    @classmethod
-    def of(cls, pieces: list[bytes]) -> Vocab:
-        order = sorted(range(len(pieces)), key=lambda i: pieces[i])
-        maxlen = max(1, max(len(p) for p in pieces))
-        sbytes = np.zeros((len(pieces), maxlen), dtype=np.uint8)
-        for s, i in enumerate(order):
-            sbytes[s, : len(pieces[i])] = np.frombuffer(pieces[i], dtype=np.uint8)
-        sperm = np.asarray(order, dtype=np.int64)
-        rank = np.empty_like(sperm)
-        rank[sperm] = np.arange(len(pieces))
-        slen = np.asarray([len(pieces[i]) for i in order], dtype=np.int64)
-        return cls(sbytes, slen, sperm, rank, int(np.sum(slen == 0)))
+__all__ = ["CM_VERSION", "VERSIONS", "State", "Vocab", "allocate", "start", "step", "table_bytes"]
 
 
 @dataclass
 class State:
     """Everything one group's loop owns: the counting tables (shared by its segments: counting's own
-    record, its mixers sized for the model's inputs too), two more APM stages, each segment's history,
-    the byte buffer and the coder."""
+    record, its mixers sized for the model's input and mixer too), two more APM stages, each segment's history,
+    the byte buffer, the loop's work arrays and the coder."""
 
     cm: Tables
-    apm4: np.ndarray
-    apm5: np.ndarray  # the end flag's: the last byte x the model's p
+    version: int
+    apm4: np.ndarray   # the model's p x the partial byte
+    apm5: np.ndarray   # the end flag's: the last byte x the model's p
     seg: np.ndarray    # [B, N_STATE]: each segment's history (lmzip.cm.body)
     last: np.ndarray   # [B, 256] where each byte value was last seen (+1), per segment
     lastd: np.ndarray  # [B, 256] the distance between its last two sightings
+    gate: np.ndarray   # [B, 4] each segment's image gate (lmzip.cm.image)
     buf: np.ndarray    # [B * cap] the segments' bytes
     cap: int
+    work: tuple        # lmzip.cm.loop.scratch (version 1: none)
     coder: np.ndarray  # the arithmetic coder's state
     shared: np.ndarray  # [bytes coded in the group, 1 once the data proved corrupt]
     cum: np.ndarray    # [V + 1] scratch: one row's cumulative counts in sorted order
 
 
-def table_bytes(level: int, segments: int, cap: int) -> int:
-    """The memory a group's loop takes at counting level ``level``: the tables and the byte buffer."""
-    tb, mb = table_bits(level)
-    return (4 * (N_HASHED << tb) + 4 * 2 * 65536 + 4 * N_MODELS * 8192 + 4 * N_IN * N_SETS + 4 * 256 * (N_MIX + 1)
-            + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256 + 32 * 256 + 256 * 32) + 4 * (1 << mb) + 4 * 64
-            + segments * (8 * N_STATE + 16 * 256 + cap))
+def _lm_input(version: int) -> int:
+    return n_inputs(version)  # the model's input follows counting's (its bias last)
 
 
-def allocate(level: int, segments: int, cap: int, vocab_size: int) -> State:
+def table_bytes(level: int, segments: int, cap: int, version: int = CM_VERSION) -> int:
+    """The memory a group's loop takes at counting level ``level`` in cm ``version``: the tables, the model's
+    weights and APM stages, the histories and the byte buffer."""
+    if version == 1:
+        return mix1.table_bytes(level, segments, cap)
+    extra = 4 * (n_sets(version) + 256 * 9) + 4 * n_inputs(version) * 256 * 8 + 4 * 256 + 4 * 33 * (2 * 32 * 256)
+    return counting_bytes(level, version) + extra + segments * (8 * N_STATE + 16 * 256 + 32 + cap)
+
+
+def allocate(level: int, segments: int, cap: int, vocab_size: int, version: int = CM_VERSION) -> State:
     """Fresh state for a group of ``segments`` segments of at most ``cap - 1`` bytes each."""
-    tb, mb = table_bits(level)
-    half = np.uint32((1 << 21) << 10)
-    w1 = np.full((N_SETS, N_IN), 1 << 12, dtype=np.int32)
-    w1[:, X_LM] = W_LM
-    none = np.zeros((0, 1), dtype=np.uint32)  # cm version 1 has no image, run or indirect models
-    cm = Tables(
-        ht=np.full((N_HASHED, 1 << tb), SLOT_INIT, dtype=np.uint32),
-        t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
-        sm=np.full((N_MODELS, 8192), half, dtype=np.uint32),
-        w1=w1,
-        wf=np.full((256, N_MIX + 1), 65536 // N_MIX, dtype=np.int32),
-        apm1=apm_init(65536), apm2=apm_init(1 << APM2_BITS), apm3=apm_init(65 * 256),
-        mtab=np.zeros(1 << mb, dtype=np.int32),
-        msm=np.full(64, half, dtype=np.uint32),
-        it=none, rsm=none, ind=np.zeros(0, dtype=np.uint16), em=np.zeros(0, dtype=np.uint32),
-        ltab=np.zeros(0, dtype=np.int32), lsm=np.zeros(0, dtype=np.uint32),
-    )
+    if version == 1:
+        cm, work = mix1.allocate_tables(level), ()
+    else:
+        t = allocate_tables(level, version)
+        w1 = np.full((n_sets(version) + 32 * 8, n_inputs(version) + 1), W_CM, dtype=np.int32)
+        w1[:, _lm_input(version)] = W_LM
+        k = n_mix(version) + 1
+        wf = np.full((256, k + 1), 65536 // k, dtype=np.int32)
+        arrays = dict(zip(("ht", "t01", "sm", "w1", "wf"), t.arrays[:5], strict=True))
+        cm = Tables(**{**arrays, "w1": w1, "wf": wf}, apm1=t.apm1, apm2=t.apm2, apm3=t.apm3, mtab=t.mtab,
+                    msm=t.msm, it=t.it, rsm=t.rsm, ind=t.ind, em=t.em, ltab=t.ltab, lsm=t.lsm, ways=t.ways)
+        work = scratch(cm.w1, cm.wf, cm.ht, cm.it, cm.rsm, cm.ltab)
     return State(
-        cm=cm, apm4=apm_init(32 * 256), apm5=apm_init(256 * 32),
+        cm=cm, version=version, apm4=apm_init(32 * 256), apm5=apm_init(256 * 32),
         seg=np.zeros((segments, N_STATE), dtype=np.int64),
         last=np.zeros((segments, 256), dtype=np.int64), lastd=np.zeros((segments, 256), dtype=np.int64),
-        buf=np.zeros(segments * cap, dtype=np.uint8), cap=cap,
+        gate=np.zeros((segments, 4), dtype=np.int64),
+        buf=np.zeros(segments * cap, dtype=np.uint8), cap=cap, work=work,
         coder=new_state(), shared=np.zeros(2, dtype=np.int64), cum=np.zeros(vocab_size + 1, dtype=np.int64),
     )
 
@@ -139,10 +122,14 @@ def step(encode: bool, s: State, v: Vocab, rows: np.ndarray, counts: np.ndarray,
     [len(rows), V] (integers in float32, as lmzip.coding.coder takes them): encoding ``toks``, or
     decoding into ``toks``. Returns the output buffer (grown when needed)."""
     t = s.cm
-    tables = (t.ht, t.t01, t.sm, t.w1, t.wf, t.apm1, t.apm2, t.apm3, s.apm4, s.apm5, t.mtab, t.msm)
-    return _step(encode, rows, np.ascontiguousarray(counts, dtype=np.float32), toks, (out, src),
-                 (v.sbytes, v.slen, v.sperm, v.rank, v.root), tables, (s.seg, s.last, s.lastd, s.buf, s.cap),
-                 (s.coder, s.shared, s.cum))
+    counts = np.ascontiguousarray(counts, dtype=np.float32)
+    voc = (v.sbytes, v.slen, v.sperm, v.rank, v.root)
+    if s.version == 1:
+        tables = (t.ht, t.t01, t.sm, t.w1, t.wf, t.apm1, t.apm2, t.apm3, s.apm4, s.apm5, t.mtab, t.msm)
+        return mix1.step1(encode, rows, counts, toks, (out, src), voc, tables, (s.seg, s.last, s.lastd, s.buf, s.cap),
+                          (s.coder, s.shared, s.cum))
+    return _step(encode, rows, counts, toks, (out, src), voc, (t.arrays, s.apm4, s.apm5, t.ways),
+                 (s.seg, s.last, s.lastd, s.gate, s.buf, s.cap), (s.coder, s.shared, s.cum), s.work)
 
 
 def start(s: State, payload: bytes) -> np.ndarray:
@@ -153,48 +140,16 @@ def start(s: State, payload: bytes) -> np.ndarray:
     return src
 
 
-@njit(cache=True)
-def _grow(out: np.ndarray) -> np.ndarray:
-    bigger = np.empty(out.shape[0] * 2 + 4096, dtype=np.uint8)
-    bigger[: out.shape[0]] = out
-    return bigger
-
-
-@njit(cache=True)
-def _first_at_least(sbytes, a, b, d, thr):
-    """The first sorted index in [a, b) whose byte d is >= thr (byte d is non-decreasing there)."""
-    while a < b:
-        m = (a + b) >> 1
-        if sbytes[m, d] < thr:
-            a = m + 1
-        else:
-            b = m
-    return a
-
-
-@njit(cache=True)
-def _code_bit(encode, st, out, src, y, p16):
-    """Code (or decode) a bit with P(1) = p16 / 65536."""
-    if encode:
-        encode_bit(st, out, y, p16)
-        return y
-    return decode_bit(st, src, p16)
-
-
 @njit(cache=True, nogil=True)
-def _step(encode, rows, counts, toks, io, voc, tables, segs, coding):
+def _step(encode, rows, counts, toks, io, voc, model, segs, coding, work):
     out, src = io
     sbytes, slen, sperm, rank, root = voc
-    seg, cap = segs[0], segs[4]
+    seg, cap = segs[0], segs[5]
     st, shared, cum = coding
     V = sbytes.shape[0]
-    work = (np.zeros(N_IN, dtype=np.int64), np.zeros(N_MIX + 1, dtype=np.int64), np.zeros(N_MIX, dtype=np.int64),
-            np.zeros(N_HASHED, dtype=np.int64), np.zeros(N_HASHED, dtype=np.int64), np.zeros(6, dtype=np.int64))
     for q in range(rows.shape[0]):
         r = rows[q]
-        cum[0] = 0
-        for k in range(V):  # the model's counts (each + 1, out of 2^24) in sorted order, summed
-            cum[k + 1] = cum[k] + np.int64(counts[q, sperm[k]]) + 1
+        cumulate(cum, counts, q, sperm)
         target = rank[toks[q]] if encode else 0
         lo, hi, d = root, V, np.int64(0)  # not a literal 0: _byte compiles once, not twice
         while True:
@@ -202,126 +157,71 @@ def _step(encode, rows, counts, toks, io, voc, tables, segs, coding):
                 if hi - lo == 1:
                     break
                 y = 1 if encode and slen[target] == d else 0
-                if _ends(encode, (st, out, src), tables[9], cum, lo, hi, seg[r, C4], y):
+                if ends(encode, (st, out, src), model[2], cum, lo, hi, seg[r, C4], y):
                     break
                 lo += 1
             if encode and st[3] + 64 > out.shape[0]:
-                out = _grow(out)
+                out = grow(out)
             if seg[r, FILL] + 2 > cap:  # corrupt data: more bytes than a segment can hold
                 shared[1] = 1
                 return out
             tbyte = np.int64(sbytes[target, d]) if encode else 0
-            lo, hi = _byte(encode, (st, out, src), tables, segs, shared, (sbytes, cum, lo, hi, d), r, tbyte, work)
+            lo, hi = _byte(encode, (st, out, src), model, segs, shared, (sbytes, cum, lo, hi, d), r, tbyte, work)
             d += 1
         toks[q] = sperm[lo]
     return out
 
 
 @njit(cache=True)
-def _ends(encode, coder, apm5, cum, lo, hi, c4, y):
-    """The end flag: whether the token ends with the bytes so far, coded with the model's own probability
-    (the token's count over the range's), refined by what ended tokens after this byte before (an APM)."""
+def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
+    """One byte of segment r's token through counting's models (lmzip.cm.loop) and the language model: each bit
+    splits the token range [lo, hi) (byte d of the sorted tokens); a bit only one side of the range has is not
+    coded, every model learns it all the same; the others are coded mixed. Returns the range left."""
     st, out, src = coder
-    p16 = clamp_p(((cum[lo + 1] - cum[lo]) << 16) // (cum[hi] - cum[lo]))
-    pe = p16 >> 4
-    pe = 1 if pe < 1 else (4095 if pe > 4095 else pe)
-    ae, je = apm_p(apm5, (c4 & 0xFF) * 32 + ((stretch(pe) + 2048) >> 7), pe)
-    p16 = clamp_p((p16 + 3 * ae + 2) >> 2)
-    y = _code_bit(encode, st, out, src, y, p16)
-    apm_update(apm5, je, y, APM_RATE)
-    return y
-
-
-@njit(cache=True)
-def _byte(encode, coder, tables, segs, shared, walk, r, tbyte, work):
-    """One byte of segment r's token, through the counting models: each bit splits the token range
-    [lo, hi) (byte d of the sorted tokens); a bit only one side of the range has is not coded, the
-    others are coded mixed. Returns the range left."""
-    st, out, src = coder
-    ht, t01, sm = tables[0], tables[1], tables[2]
-    seg, last, lastd, buf, cap = segs
+    tables, apm4, ways = model[0], model[1], model[3]
+    apms = (tables[5], tables[6], tables[7])
+    seg, last, lastd, gates, buf, cap = segs
     sbytes, cum, lo, hi, d = walk
-    x, ctx, base = work[0], work[3], work[4]
-    h, g0, i = seg[r], r * cap, shared[0]
+    x, sel, aj = work[0], work[2], work[3]
+    h, g0, gate, i = seg[r], r * cap, gates[r], shared[0]
+    n_mix = sel.shape[0] - 1  # counting's first-layer mixers; the model's is the last
+    six = n_mix > 5
+    rates = (first_rate(i, six), final_rate(six))
+    x_lm, set_lm = x.shape[0] - 1, tables[3].shape[0] - 256
+    nb_mask = (tables[0].shape[1] >> 4) - 1
     c4 = h[C4]
     c1 = c4 & 0xFF
-    lr1 = MIX_LR1 // 2 + ((MIX_LR1 // 2) << 18) // ((1 << 18) + i)
-    body.contexts(ctx, h, buf, g0)
-    ebyte = match.match_byte(h, seg, buf, cap)
-    mq, mlb = match.match_quant(h[MLEN])
+    expect = byte_start(tables, work, h, seg, buf, g0, cap)
     c0 = 1
     for j in range(8):
-        if j == 0 or j == 4:
-            body.buckets(ht, base, ctx, c0, (ht.shape[1] >> 4) - 1, WAYS)
-        nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
         # the model's view: how the range splits on this bit
-        mid = _first_at_least(sbytes, lo, hi, d, ((((c0 - (1 << j)) << 1) | 1) << (7 - j)))
+        mid = first_at_least(sbytes, lo, hi, d, ((((c0 - (1 << j)) << 1) | 1) << (7 - j)))
         n0, n1 = cum[mid] - cum[lo], cum[hi] - cum[mid]
-        mi = match.match_index(h[MLEN], ebyte, mq, c0, j)
+        if j == 0 or j == 4:
+            nibble_start(tables[0], work, c0, nb_mask, ways)
+        nib, known, mi, ei, li, iset, ik = bit_inputs(tables, work, h, buf, g0, (c0, c1, j), expect, gate)
         if n0 == 0 or n1 == 0:
             y = 1 if n0 == 0 else 0
         else:
             plm = (n1 << 12) // (n0 + n1)
-            plm = 1 if plm < 1 else (4095 if plm > 4095 else plm)
-            known = body.inputs(x, t01, ht, sm, base, nib, c0, c1, j)
-            match.match_inputs(x, X_MATCH, tables[11], mi, h[MLEN])
-            p = _mixed_p(tables, work, (c0, c4, j, mi, mlb, known, stretch(plm)))
-            y = _code_bit(encode, st, out, src, (tbyte >> (7 - j)) & 1, p)
-            _mixed_learn(tables, work, y, lr1)
-        # --- every counting model learns the bit, coded or not ---
-        body.learn(t01, ht, sm, base, nib, c0, c1, j, y)
-        match.match_learn(tables[11], mi, y)
+            slm = stretch(1 if plm < 1 else (4095 if plm > 4095 else plm))
+            lmq = (slm + 2048) >> 7
+            x[x_lm], sel[n_mix] = slm, set_lm + lmq * 8 + j
+            s2, df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix)
+            p = refine(apms, aj, sq(df), c4, c0, mi, six, ik)
+            a4, j4 = apm_p_pair(apm4, lmq * 256 + c0, sq(df)) if six else apm_p(apm4, lmq * 256 + c0, sq(df))
+            y = code_bit(encode, st, out, src, (tbyte >> (7 - j)) & 1, clamp_p((5 * p + 3 * a4 + 4) >> 3))
+            mixed_learn(tables, work, s2, df, y, rates, six)
+            if six:
+                apm_update_pair(apm4, j4, y, APM_RATE_PAIR)
+            else:
+                apm_update(apm4, j4, y, APM_RATE)
+        bit_learn(tables, work, (nib, c0, c1, j), (mi, ei, li), y)
         if y:
             lo = mid
         else:
             hi = mid
         c0 = (c0 << 1) | y
-    body.byte_done(h, c0 & 0xFF, buf, g0, cap, last[r], lastd[r], tables[10], ebyte, False)
+    byte_end(tables, work, h, c0 & 0xFF, buf, g0, cap, last[r], lastd[r], expect, gate)
     shared[0] = i + 1
     return lo, hi
-
-
-@njit(cache=True, inline="always")
-def _mixed_p(tables, work, at):
-    """The mixed probability (16 bits) of the next bit, the language model's stretched p among the inputs;
-    the mixers' outputs and the APM entries to train stay in ``work``."""
-    w1, wf, apm1, apm2, apm3, apm4 = tables[3], tables[4], tables[5], tables[6], tables[7], tables[8]
-    x, xf, sets, aj = work[0], work[1], work[2], work[5]
-    c0, c4, j, mi, mlb, known, slm = at
-    c1, c2 = c4 & 0xFF, (c4 >> 8) & 0xFF
-    lmq = (slm + 2048) >> 7
-    x[X_LM] = slm
-    s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
-    sets[0], sets[1], sets[2], sets[3] = SET_C0 + c0, SET_ST + s2, SET_C1 + c1, SET_C2 + c2
-    sets[4] = SET_LM + lmq * 8 + j
-    xf[0] = mix_dot(w1, sets[0], x, N_IN)  # written out: a loop over the sets ran ~25% slower
-    xf[1] = mix_dot(w1, sets[1], x, N_IN)
-    xf[2] = mix_dot(w1, sets[2], x, N_IN)
-    xf[3] = mix_dot(w1, sets[3], x, N_IN)
-    xf[4] = mix_dot(w1, sets[4], x, N_IN)
-    xf[N_MIX] = 256
-    df = mix_dot(wf, s2, xf, N_MIX + 1)
-    aj[4], aj[5] = s2, df
-    p = sq(df)
-    a1, aj[0] = apm_p(apm1, (c1 << 8) | c0, p)
-    a2, aj[1] = apm_p(apm2, hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1), p)
-    a3, aj[2] = apm_p(apm3, (mi + 1) * 256 + c0, p)
-    a4, aj[3] = apm_p(apm4, lmq * 256 + c0, p)
-    return clamp_p((32 * p + a1 + a2 + a3 + 3 * a4 + 4) >> 3)
-
-
-@njit(cache=True, inline="always")
-def _mixed_learn(tables, work, y, lr1):
-    """The mixers and APM stages of ``_mixed_p`` after bit ``y``."""
-    w1, wf, apm1, apm2, apm3, apm4 = tables[3], tables[4], tables[5], tables[6], tables[7], tables[8]
-    x, xf, sets, aj = work[0], work[1], work[2], work[5]
-    mix_train(w1, sets[0], x, N_IN, ((y << 12) - sq(xf[0])) * lr1, SKIP_ERR)  # _mixed_p's weight sets, in order
-    mix_train(w1, sets[1], x, N_IN, ((y << 12) - sq(xf[1])) * lr1, SKIP_ERR)
-    mix_train(w1, sets[2], x, N_IN, ((y << 12) - sq(xf[2])) * lr1, SKIP_ERR)
-    mix_train(w1, sets[3], x, N_IN, ((y << 12) - sq(xf[3])) * lr1, SKIP_ERR)
-    mix_train(w1, sets[4], x, N_IN, ((y << 12) - sq(xf[4])) * lr1, SKIP_ERR)
-    mix_train(wf, aj[4], xf, N_MIX + 1, ((y << 12) - sq(aj[5])) * MIX_LR2, SKIP_ERR)
-    apm_update(apm1, aj[0], y, APM_RATE)
-    apm_update(apm2, aj[1], y, APM_RATE)
-    apm_update(apm3, aj[2], y, APM_RATE)
-    apm_update(apm4, aj[3], y, APM_RATE)

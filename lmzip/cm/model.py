@@ -21,59 +21,28 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
-from lmzip.cm.body import (
-    buckets,
-    byte_done,
-    contexts,
-    inputs,
-    learn,
-    n_ebyte,
-    n_hashed,
-    n_image,
-    n_inputs,
-    n_long,
-    n_run,
-    n_ways,
-    sm_shape,
-)
+from lmzip.cm.body import n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, n_ways, sm_shape
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
 from lmzip.cm.format import version_for
-from lmzip.cm.history import C4, FILL, LLEN, LPTR, MLEN, N_STATE, TYPES, W0, WLEN
-from lmzip.cm.image import IMAGE_BITS, N_IMAGE5, image_bit, image_gate, image_learn, image_sets, row_done
-from lmzip.cm.match import (
-    EBYTE_BITS,
-    ebyte_index,
-    ebyte_inputs,
-    ebyte_learn,
-    match_byte,
-    match_index,
-    match_inputs,
-    match_learn,
-    match_quant,
+from lmzip.cm.history import C4, N_STATE
+from lmzip.cm.image import IMAGE_BITS
+from lmzip.cm.loop import (
+    N_SETS,
+    bit_inputs,
+    bit_learn,
+    bit_mix,
+    byte_end,
+    byte_start,
+    mixed_learn,
+    nibble_start,
+    scratch,
 )
-from lmzip.cm.mixers import APM2_BITS, final_rate, first_rate, mix, mix_learn, refine, refine_learn
+from lmzip.cm.match import EBYTE_BITS
+from lmzip.cm.mixers import APM2_BITS, final_rate, first_rate, refine
 from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
-from lmzip.cm.run import (
-    IND_BYTES,
-    RUN_STATES,
-    indirect_contexts,
-    indirect_done,
-    run_done,
-    run_inputs,
-    run_learn,
-    run_start,
-)
-from lmzip.cm.text import LONG_STATES, long_done, long_index, long_inputs, text_done
+from lmzip.cm.run import IND_BYTES, RUN_STATES
+from lmzip.cm.text import LONG_STATES
 
-MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
-# the first-layer weight sets, one array: by partial byte c0, by match/orders state, by the previous
-# byte, by the byte before it
-SET_C0, SET_ST, SET_C1 = 0, 256, 256 + MIX2_SETS
-SET_C2 = SET_C1 + 256
-N_SETS = SET_C2 + 256
-SET_C21 = N_SETS       # version 3: the fifth mixer's sets, by the last two bytes
-SET_TYPES = SET_C21 + 65536  # version 6: the sixth mixer's, by the partial byte x the last two bytes' types x
-# the word's length (0-3)
 N_MIX = 4              # first-layer mixers (version 3: 5, 6: 6); the final mixer weighs them (sets by SET_ST)
 
 
@@ -228,30 +197,6 @@ def _mark(marks, k_mark, next_mark, i, n, used):
 
 
 @njit(cache=True, inline="always")
-def _scratch(w1, wf, ht, it, rsm):
-    """The loop's work arrays, sized by the version's tables."""
-    return (np.zeros(w1.shape[1], dtype=np.int64),    # x: the mixers' inputs
-            np.zeros(wf.shape[1], dtype=np.int64),    # xf: the first layer's outputs, then the bias
-            np.zeros(wf.shape[1] - 1, dtype=np.int64),  # sel: each first-layer mixer's weight set for this bit
-            np.zeros(3, dtype=np.int64),              # aj: each APM stage's entry to update
-            np.zeros(ht.shape[0], dtype=np.int64),    # ctx: per hashed model, its context hash for this byte
-            np.zeros(ht.shape[0], dtype=np.int64),    # base: per hashed model, the current nibble's bucket
-            np.full(max(1, it.shape[0]), -1, dtype=np.int64),  # ictx: the image model's contexts (-1: off)
-            np.zeros(rsm.shape[0], dtype=np.int64),   # rpos: per run context, its first nibble's bucket
-            np.zeros(rsm.shape[0], dtype=np.int64),   # rinfo: its run as the byte started
-            np.full(rsm.shape[0], -1, dtype=np.int64))  # ridx: its state-map entry for this bit (-1: none)
-
-
-@njit(cache=True, inline="always")
-def _byte_sets(sel, c4):
-    """The weight sets of the first-layer mixers that the last bytes choose (the previous byte, the byte before
-    it, version 3: both), for every bit of the next byte."""
-    sel[2], sel[3] = SET_C1 + (c4 & 0xFF), SET_C2 + ((c4 >> 8) & 0xFF)
-    if sel.shape[0] > 4:
-        sel[4] = SET_C21 + (c4 & 0xFFFF)
-
-
-@njit(cache=True, inline="always")
 def _code_bit(encode, st, out, src, buf, i, j, p):
     """Bit ``j`` of byte ``i`` coded with probability ``p`` (encoding: read from ``buf``; decoding: from ``src``)."""
     if encode:
@@ -261,46 +206,14 @@ def _code_bit(encode, st, out, src, buf, i, j, p):
     return decode_bit(st, src, p)
 
 
-@njit(cache=True, inline="always")
-def _bit_learn(tables, base, nib, c0, c1, j, y, mi, ictx, ridx, ei, li):
-    """Every model's tables after bit ``y`` (the mixers and APMs learn apart: `mixers`)."""
-    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
-    learn(t01, ht, sm, base, nib, c0, c1, j, y)
-    match_learn(msm, mi, y)
-    image_learn(it, ictx, y)
-    run_learn(rsm, ridx, y)
-    ebyte_learn(em, ei, y)
-    if li >= 0:
-        match_learn(lsm, li, y)
-
-
-@njit(cache=True, inline="always")
-def _byte_end(tables, h, cb, c4, buf, n, last, lastd, ebyte, lbyte, rpos, rinfo):
-    """The histories after byte ``cb``: the runs, the indirect models', the body's (`byte_done`), version 5's
-    text and long match."""
-    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
-    run_done(ht, rpos, rinfo, cb)
-    if ind.shape[0]:
-        indirect_done(ind, c4, cb)
-    w_before = h[W0]
-    if it.shape[0] > N_IMAGE5 and last[cb] > 0:
-        row_done(h, h[FILL] + 1 - last[cb], lastd[cb])
-    byte_done(h, cb, buf, 0, n + 1, last, lastd, mtab, ebyte, em.shape[0] > 0)
-    if ht.shape[0] > 18:
-        text_done(h, cb, w_before, buf)
-    if ltab.shape[0]:
-        long_done(h, cb, buf, ltab, lbyte)
-
-
 @njit(cache=True)
 def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks, ways):
-    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
-    nb_mask = (ht.shape[1] >> 4) - 1
-    n_in = w1.shape[1]  # the version's inputs: two per model, the image, run and match models', the bias
-    x_image, x_run, x_match = 2 * ht.shape[0] + 4, 2 * ht.shape[0] + 4 + it.shape[0], n_in - 3
-    x, xf, sel, aj, ctx, base, ictx, rpos, rinfo, ridx = _scratch(w1, wf, ht, it, rsm)
-    wn = np.zeros(w1.shape[0] if ltab.shape[0] else 0, dtype=np.int64)  # version 5: each weight set's uses
-    six = sel.shape[0] > 5  # version 6: the sixth mixer, its rates, the APMs' pairs
+    apm1, apm2, apm3 = tables[5], tables[6], tables[7]
+    nb_mask = (tables[0].shape[1] >> 4) - 1
+    work = scratch(tables[3], tables[4], tables[0], tables[10], tables[11], tables[14])
+    x, aj = work[0], work[3]
+    n_mix = work[2].shape[0]
+    six = n_mix > 5  # version 6: the sixth mixer, its rates, the APMs' pairs
     lr2 = final_rate(six)
     if encode:
         out = np.empty(n // 2 + 1024, dtype=np.uint8)
@@ -318,52 +231,24 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks, ways):
             out = _grow(out)
         c4 = h[C4]
         c1 = c4 & 0xFF
-        _byte_sets(sel, c4)
         lr1 = first_rate(i, six)
-        contexts(ctx, h, buf, 0)
-        if ind.shape[0]:
-            indirect_contexts(ctx, ind, c4)
-        ebyte = match_byte(h, hist, buf, n + 1)
-        lbyte = np.int64(buf[h[LPTR]]) if h[LLEN] > 0 else 0
-        mq, mlb = match_quant(h[MLEN])
+        expect = byte_start(tables, work, h, hist, buf, 0, n + 1)
         c0 = 1
         for j in range(8):
             if j == 0 or j == 4:
-                buckets(ht, base, ctx, c0, nb_mask, ways)
-                if j == 0:
-                    run_start(ht, base, rpos, rinfo)
-            nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
-            known = inputs(x, t01, ht, sm, base, nib, c0, c1, j)
-            mi = match_index(h[MLEN], ebyte, mq, c0, j)
-            match_inputs(x, x_match, msm, mi, h[MLEN])
-            ei = ebyte_index(mi, mlb, ebyte, c1, j)
-            ebyte_inputs(x, x_match - 1, em, ei)
-            li = -1
-            if ltab.shape[0]:
-                li = long_index(h[LLEN], lbyte, ebyte, mi, c0, j)
-                long_inputs(x, x_match - 3, lsm, li, h[LLEN])
-            iset, ik = image_bit(x, x_image, it, ictx, h, buf, c0, c1, j, gate)
-            run_inputs(x, x_run, rsm, rinfo, ridx, c0, j)
+                nibble_start(tables[0], work, c0, nb_mask, ways)
+            nib, known, mi, ei, li, iset, ik = bit_inputs(tables, work, h, buf, 0, (c0, c1, j), expect, gate)
             if masked:
                 x *= mask
-            s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
-            sel[0], sel[1] = SET_C0 + c0, SET_ST + s2
-            if six:
-                sel[5] = SET_TYPES + (c0 | ((h[TYPES] & 0x3F) << 8) | (min(h[WLEN], 3) << 14))
-                s2 = image_sets(sel, SET_TYPES, iset, s2, gate)
-            df = mix(w1, wf, x, xf, sel, s2)
+            s2, df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix)
             p = refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi, six, ik)
             if no_sse:
                 p = clamp_p(16 * sq(df))
             y = _code_bit(encode, st, out, src, buf, i, j, p)
-            mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six)
-            refine_learn((apm1, apm2, apm3), aj, y, six)
-            _bit_learn(tables, base, nib, c0, c1, j, y, mi, ictx, ridx, ei, li)
+            mixed_learn(tables, work, s2, df, y, (lr1, lr2), six)
+            bit_learn(tables, work, (nib, c0, c1, j), (mi, ei, li), y)
             c0 = (c0 << 1) | y
-        cb = c0 & 0xFF
-        if it.shape[0]:
-            image_gate(gate, cb, c4, it.shape[0] > N_IMAGE5)
-        _byte_end(tables, h, cb, c4, buf, n, last, lastd, ebyte, lbyte, rpos, rinfo)
+        byte_end(tables, work, h, c0 & 0xFF, buf, 0, n + 1, last, lastd, expect, gate)
         k_mark, next_mark = _mark(marks, k_mark, next_mark, i, n, st[3])
     if encode:
         flush(st, out)

@@ -73,16 +73,16 @@ def column_contexts(ctx, h, buf, g0, col, c1):
 
 
 @njit(cache=True, inline="always")
-def text_done(h, c, w_before, buf):
-    """The text models' history after byte ``c``, already in ``buf`` (one stream; ``w_before``: the word hash
-    before it)."""
+def text_done(h, c, w_before, buf, g0):
+    """The text models' history after byte ``c``, already in ``buf`` (the stream's bytes at buf[g0:]; ``w_before``:
+    the word hash before it)."""
     lc = c + 32 if 65 <= c <= 90 else c
     k, line, pline = h[FILL] - 1, h[LINE], h[PLINE]  # c's position; lines as byte_done left them
     if c == 10:
         h[VMATCH] = 0
     else:  # a byte that is no newline left the lines as they were: c's column, the byte above it
         col = k - line
-        h[VMATCH] = h[VMATCH] + 1 if pline + col < line and buf[pline + col] == c else 0
+        h[VMATCH] = h[VMATCH] + 1 if pline + col < line and buf[g0 + pline + col] == c else 0
     if h[W0] != 0:
         if w_before == 0:
             h[GAPW], h[GAP] = h[GAP], 0
@@ -133,9 +133,10 @@ def text_done(h, c, w_before, buf):
 
 
 @njit(cache=True, inline="always")
-def long_done(h, c, buf, ltab, ebyte):
-    """Version 5's long match after byte ``c`` (one stream, already in ``buf``; ``ebyte``: the byte it expected):
-    extended, or looked up by a hash of the last LONG bytes and held if at least LONG bytes really agree."""
+def long_done(h, c, buf, g0, cap, ltab, ebyte):
+    """Version 5's long match after byte ``c`` (already in ``buf``, the stream's bytes at buf[g0:], segments of
+    ``cap`` bytes; ``ebyte``: the byte it expected): extended, or looked up by a hash of the last LONG bytes and
+    held if at least LONG bytes really agree, within what both segments hold."""
     k = h[FILL] - 1
     mlen, mptr = h[LLEN], h[LPTR]
     if mlen > 0 and ebyte == c:
@@ -144,17 +145,19 @@ def long_done(h, c, buf, ltab, ebyte):
         mlen = 0
     if k + 1 >= LONG:
         x = 0
+        gi = g0 + k
         for q in range(LONG):
-            x = hash2(x, np.int64(buf[k - q]))
+            x = hash2(x, np.int64(buf[gi - q]))
         e = x & (ltab.shape[0] - 1)
         cand = np.int64(ltab[e])
         if mlen == 0 and cand > 0:
+            room = min(cand - (cand - 1) // cap * cap, k + 1)  # bytes both sides have in their segments
             ln = 0
-            while ln < 64 and ln < cand and buf[cand - 1 - ln] == buf[k - ln]:
+            while ln < 64 and ln < room and buf[cand - 1 - ln] == buf[gi - ln]:
                 ln += 1
             if ln >= LONG:
                 mlen, mptr = ln, cand
-        ltab[e] = k + 1
+        ltab[e] = gi + 1
     h[LLEN], h[LPTR] = mlen, mptr
 
 

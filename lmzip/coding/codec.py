@@ -31,7 +31,7 @@ from lmzip.coding.format import join_streams, split_streams, stored_frame, verif
 from lmzip.coding.header import Header, crc32, decode_memory
 from lmzip.coding.learn import Learner
 from lmzip.coding.legacy import match
-from lmzip.coding.settings import LEARNING, MIX_LEVEL, AdaptConfig, Settings
+from lmzip.coding.settings import LEARNING, MIX_LEVEL, MIX_VERSION, AdaptConfig, Settings
 from lmzip.errors import FormatError, IntegrityError, LmzipError
 from lmzip.models.checkpoint import LoadedModel
 
@@ -165,7 +165,8 @@ def _encode_group(model: LoadedModel, segs: np.ndarray, lengths: np.ndarray, set
     ``race``: with mix, the block's groups racing counting, and this group's number: mix.OverBudget)."""
     if settings.mix:
         try:
-            mixed = mix.GroupCoder(model, lengths, settings.mix_level, original, known=segs, race=race)
+            mixed = mix.GroupCoder(model, lengths, settings.mix_level, original, known=segs, race=race,
+                                   version=settings.mix_version)
             with computation(settings):
                 _lockstep(model, lengths, settings, mixed.code, progress, known=segs)
         finally:
@@ -189,7 +190,8 @@ def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, setti
                   progress: Progress | None = None) -> np.ndarray:
     """The mirror image of _encode_group: the group's tokens, segment after segment."""
     if settings.mix:
-        code = mix.GroupCoder(model, lengths, settings.mix_level, original, payload=payload).code
+        code = mix.GroupCoder(model, lengths, settings.mix_level, original, payload=payload,
+                              version=settings.mix_version).code
     else:
         dec = Decoder(payload)
 
@@ -204,7 +206,8 @@ def _decode_group(model: LoadedModel, payload: bytes, lengths: np.ndarray, setti
 def header(data: bytes, model: LoadedModel, settings: Settings, **where) -> Header:
     """The header every block coded with ``settings`` starts from (layout and payload filled in later)."""
     head = Header(len(data), crc32(data), model_id=model.model_id, model_name=model.name, arith=settings.arith,
-                  mix=settings.mix, seed=model.seed, mix_level=settings.mix_level if settings.mix else 0, **where)
+                  mix=settings.mix, seed=model.seed, mix_level=settings.mix_level if settings.mix else 0,
+                  mix_version=settings.mix_version if settings.mix else 0, **where)
     if settings.adapt:
         head.adapt_optimizer, head.adapt_steps = settings.adapt.optimizer, settings.adapt.steps
         head.adapt_lr = float(np.float32(settings.adapt.lr))
@@ -287,7 +290,8 @@ def settings_of(head: Header, device: str = "cpu") -> Settings:
     adapt = AdaptConfig(head.adapt_lr, head.adapt_steps, head.adapt_optimizer) if head.adapt else None
     counts = next(a for a, learning in LEARNING.items() if head.arith in (a, learning))
     return Settings(mix=head.mix, adapt=adapt, seed=head.seed, device=device, counts_arith=counts,
-                    mix_level=head.mix_level or MIX_LEVEL, match=head.match)
+                    mix_level=head.mix_level or MIX_LEVEL, match=head.match,
+                    mix_version=head.mix_version or MIX_VERSION)
 
 
 def decode(head: Header, payload: bytes, model: LoadedModel | None, progress: Progress | None = None,

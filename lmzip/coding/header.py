@@ -3,8 +3,8 @@
 A file is one or more frames, one per block of the input: some coded by a language model, with counting
 mixed in (the mix flag, lmzip.coding.mix) or not, some by counting alone (lmzip.cm), some stored.
 Blocks are cut at a fixed size that the header records, every block but the last is full, and each frame
-is coded and checked on its own, so neither side holds more than a block. This module knows format 11,
-the one lmzip writes; what formats 8-10 laid out otherwise is described in lmzip.coding.legacy, as a
+is coded and checked on its own, so neither side holds more than a block. This module knows format 12,
+the one lmzip writes; what formats 8-11 laid out otherwise is described in lmzip.coding.legacy, as a
 `Layout` this parser reads them by. Versions 1-7 were machine-bound pre-releases (their probabilities
 were float computations that another CPU could round differently); this reader refuses them with one
 line that says how to decode them.
@@ -26,7 +26,7 @@ from lmzip.errors import FormatError
 
 MAGIC = b"\x89LMZ"
 SHORT_MAGIC = b"\x89LMz"  # version 10: a short frame (lmzip.coding.short)
-VERSION = 11
+VERSION = 12
 PRE_RELEASE = range(1, 8)  # machine-bound formats, written by lmzip 0.1.0
 FLAG_STORED = 0x01
 FLAG_CRLF = 0x02
@@ -36,6 +36,7 @@ FLAG_SEED = 0x10
 FLAG_LAST = 0x20
 FLAG_COUNT = 0x40
 OPTIMIZERS = {1: "adam"}
+MIX_VERSIONS = (1, 9)  # the cm versions a mixed frame may run (lmzip.cm.mix.VERSIONS, which a test holds equal)
 _ADAPT = struct.Struct("<BfH")  # optimizer, learning rate, block
 _SEED = struct.Struct("<Q")
 _BLOCK = struct.Struct("<II")  # version 9: block number, block size
@@ -49,13 +50,14 @@ FIELDS = {"flags": (5, "<B"), "arith": (6, "<B"), "groups": (11, "<H"), "origina
 
 @dataclass(frozen=True)
 class Layout:
-    """What one format version's ordinary header holds and how its fields read (format 11 here; formats
-    8-10 in lmzip.coding.legacy)."""
+    """What one format version's ordinary header holds and how its fields read (format 12 here; formats
+    8-11 in lmzip.coding.legacy)."""
 
     version: int
     flags: int = FLAG_STORED | FLAG_CRLF | FLAG_MIX | FLAG_ADAPT | FLAG_SEED | FLAG_LAST | FLAG_COUNT  # those it knows
     blocks: bool = True  # block number and size after the name (then a coded frame is shorter than its block)
     mix_level: bool = True  # byte 7: the counting level mixed in (else reserved, 0)
+    mix_version: bool = True  # byte 8: the cm version mixed in (else reserved, 0: version 1 where a level is)
     match: bool = False  # the mix flag means the token match model (lmzip.coding.legacy.match)
 
 
@@ -90,6 +92,7 @@ class Header:
     counting: bool = False  # the payload is an lmzip.cm stream (version 10)
     short: bool = False  # a short frame (lmzip.coding.short.ShortHeader): the whole file, one stored or counted block
     mix_level: int = 0  # with mix: the counting level mixed in
+    mix_version: int = 0  # with mix: the cm version mixed in (lmzip.cm.mix; format 11's frames: 1)
     match: bool = False  # formats 8-10: the token match model reshaped the counts (lmzip.coding.legacy)
 
     def __post_init__(self) -> None:
@@ -120,7 +123,8 @@ class Header:
                  | (FLAG_ADAPT if self.adapt else 0) | (FLAG_SEED if self.seed is not None else 0)
                  | (FLAG_LAST if self.last and layout.blocks else 0) | (FLAG_COUNT if self.counting else 0))
         body = _FIXED.pack(
-            MAGIC, layout.version, flags, self.arith, self.mix_level, 0, 0, 0, self.groups - 1, self.original_length,
+            MAGIC, layout.version, flags, self.arith, self.mix_level, self.mix_version if layout.mix_version else 0,
+            0, 0, self.groups - 1, self.original_length,
             self.payload_length, self.crc32, self.model_id, self.n_tokens, self.segment_length, len(name),
         ) + name
         if layout.blocks:
@@ -189,7 +193,7 @@ def parse_header(blob: bytes, layouts: dict[int, Layout] = LAYOUTS) -> Header:
                           "lmzip 0.2.0 on the machine that wrote it")
     if arith not in versions.ARITHMETICS:
         raise FormatError(f"unsupported arithmetic version {arith} (written by a newer lmzip?)")
-    if any(reserved[1:]) or reserved[0] and not layout.mix_level:
+    if any(reserved[2:]) or reserved[0] and not layout.mix_level or reserved[1] and not layout.mix_version:
         raise FormatError("corrupt header (reserved bytes 7-10 are not 0)")
     try:
         name = blob[_FIXED.size : _FIXED.size + n].decode("utf-8")
@@ -198,7 +202,8 @@ def parse_header(blob: bytes, layouts: dict[int, Layout] = LAYOUTS) -> Header:
     mix = bool(flags & FLAG_MIX)
     h = Header(olen, ocrc, bool(flags & FLAG_STORED), bool(flags & FLAG_CRLF), mix and not layout.match, mid, name,
                ntok, seg, arith, payload_length=plen, groups=groups_m1 + 1, version=version, block_size=0,
-               counting=bool(flags & FLAG_COUNT), mix_level=reserved[0], match=mix and layout.match)
+               counting=bool(flags & FLAG_COUNT), mix_level=reserved[0], match=mix and layout.match,
+               mix_version=reserved[1] if layout.mix_version else int(bool(reserved[0])))
     at = _FIXED.size + n
     if layout.blocks:
         h.block, h.block_size = _BLOCK.unpack_from(blob, at)
@@ -219,7 +224,7 @@ def parse_header(blob: bytes, layouts: dict[int, Layout] = LAYOUTS) -> Header:
 
 def _check_fields(h: Header) -> None:
     """Fields that contradict each other (a crafted or damaged header with a recomputed CRC)."""
-    if h.mix_level and (h.stored or h.counting or not h.mix):
+    if (h.mix_level or h.mix_version) and (h.stored or h.counting or not h.mix):
         raise FormatError("corrupt header (a counting level mixed in without the mix flag)")
     if h.block_size:  # a frame with blocks (every format but 8)
         if h.block_size == 0 or h.original_length > h.block_size:
@@ -243,6 +248,9 @@ def _check_fields(h: Header) -> None:
         raise FormatError("corrupt header (a coded file with no tokens or zero segment length)")
     if h.mix and not 1 <= h.mix_level <= 9:
         raise FormatError("corrupt header (the counting level mixed in does not match the mix flag)")
+    if h.mix and h.mix_version not in MIX_VERSIONS:
+        raise FormatError(f"unsupported cm version {h.mix_version} mixed in (this lmzip mixes in versions "
+                          f"{', '.join(map(str, MIX_VERSIONS))}; written by a newer lmzip?)")
     if h.n_tokens > h.original_length:  # every token stands for at least one byte
         raise FormatError("corrupt header (more tokens than original bytes)")
     if h.adapt != (versions.ARITHMETICS[h.arith].learns is not None):

@@ -1,9 +1,9 @@
-"""The language model and counting, mixed (format 11): a group's tokens coded bit by bit by lmzip.cm.mix.
+"""The language model and counting, mixed (formats 11 and 12): a group's tokens coded bit by bit by lmzip.cm.mix.
 
 This is the coder that `codec._lockstep` drives when a file mixes counting in: each step hands it the
 model's exact counts for one token of every active segment, and it codes (or decodes) those tokens
 through the counting models and its binary arithmetic coder instead of the range coder. The group's
-payload is that coder's bytes. The tables are those of a counting level (the header records it).
+payload is that coder's bytes. The tables are those of a counting level and cm version (the header records both).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from lmzip.coding.settings import LEAD
+from lmzip.coding.settings import LEAD, MIX_VERSION
 from lmzip.errors import IntegrityError
 
 
@@ -193,7 +193,7 @@ class GroupCoder:
 
     def __init__(self, model, lengths: np.ndarray, level: int, original_length: int,
                  payload: bytes | None = None, known: np.ndarray | None = None,
-                 race: tuple[Race, int] | None = None):
+                 race: tuple[Race, int] | None = None, version: int = MIX_VERSION):
         from lmzip.cm import mix
 
         self.h, self.v = mix, vocab_of(model.tokenizer, outputs(model))
@@ -204,7 +204,7 @@ class GroupCoder:
             self.size, self.done = size, 0
             self.bytes = sum(int(size[known[i, : lengths[i]]].sum()) for i in range(len(lengths)))
         self.state = mix.allocate(level, len(lengths), capacity(lengths, self.v, original_length),
-                                     len(self.v.slen))
+                                  len(self.v.slen), version)
         if self.encoding:
             self.out, self.src = np.empty(4096, dtype=np.uint8), np.zeros(1, dtype=np.uint8)
         else:
@@ -248,4 +248,4 @@ def memory(head, model, at_once: int) -> int:
     seg, n = head.segment_length, head.n_segments
     per_group = -(-n // head.groups)
     cap = capacity(np.array([seg]), vocab_of(model.tokenizer, outputs(model)), head.original_length)
-    return max(1, min(at_once, head.groups)) * table_bytes(head.mix_level, per_group, cap)
+    return max(1, min(at_once, head.groups)) * table_bytes(head.mix_level, per_group, cap, head.mix_version or 1)

@@ -30,10 +30,12 @@ MAX_GROUPS = 16
 # grow with the input: a 4 MiB block holds ~1.2 M tokens, 256 segments of ~4,700 (benchmarks/results/memory.md)
 BLOCK_SIZE = header.BLOCK_SIZE
 MAX_BLOCK = (1 << 32) - 1
-# --mix mixes the counting models in with the tables of this level (62 MiB per group). Level 6's 111 MiB
-# wrote 0.07-0.29% less (alice29, paper2, book1, enwik6) and held the default over 1 GiB on a 4 MiB block
-# (1,056 MiB against 949 at 5, benchmarks/results/memory.md); level 8's 405 MiB gain 1% over the bench files
-MIX_LEVEL = 5
+# --mix mixes the counting models of cm version MIX_VERSION in (format 12; format 11 mixed version 1's in at level 5,
+# 62 MiB per group) with the tables of this level: version 9's take 148 MiB per group at level 4 (the default then
+# peaks at 1,025 MiB compressing a 4 MiB block of English, 899 with format 11's loop: benchmarks/results/memory.md),
+# 209 at 5, which wrote 0.16% (alice29.txt) and 0.17% (paper2) less than 4, at ~0.12 GiB more per group at once
+MIX_LEVEL = 4
+MIX_VERSION = 9  # lmzip.cm.mix.CM_VERSION
 # --mix also counts each block alone and keeps the smaller frame (lmzip.coding.stream): a block of over
 # COUNTED_LARGE bytes at COUNTED_LEVEL in the newest cm version (COUNTED_VERSION). Those tables live only during
 # that pass, freed before the groups make theirs, but the loaded model stays beside them: with cm version 4,
@@ -107,6 +109,7 @@ class Settings:
     block_size: int = BLOCK_SIZE  # bytes per independently coded block
     counting: int | None = None  # code by counting alone (lmzip.cm) at this level 1..9, with no model
     mix_level: int = MIX_LEVEL  # with mix: the counting level whose tables are mixed in
+    mix_version: int = MIX_VERSION  # with mix: the cm version of the counting models mixed in (format 11's: 1)
     match: bool = False  # decoding a file of format 8-10 with mix: its token match model (lmzip.coding.legacy)
     counted_level: int = COUNTED_LEVEL  # with mix: the level a block over COUNTED_LARGE bytes is also counted alone at
     lead: int = LEAD  # with mix: how far ahead of counting the mixed coder must stay (levels may set < 0)

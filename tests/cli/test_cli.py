@@ -118,7 +118,7 @@ def test_the_former_option_name_still_works_and_is_not_listed(run, work):
 
 @pytest.mark.parametrize(
     "content, message",
-    [(b"", "bad magic"), (b"\x89LMZ\x0c" + bytes(80), "unsupported format version 12"),
+    [(b"", "bad magic"), (b"\x89LMZ\x0d" + bytes(80), "unsupported format version 13"),
      (b"\x89LMZ\x07" + bytes(80), "pre-release lmzip, format 7"),
      (b"plain text", "bad magic")],
 )

@@ -38,6 +38,7 @@ GOLDEN_HEADER_COUNT = bytes.fromhex(
 # version 11: a frame coded with counting mixed in: the mix flag, and at byte 7 the counting level (6)
 GOLDEN_HEADER_11 = (GOLDEN_HEADER_9[:4] + b"\x0b" + bytes([fmt.FLAG_MIX]) + GOLDEN_HEADER_9[6:7] + b"\x06"
                     + GOLDEN_HEADER_9[8:])
+GOLDEN_HEADER_12 = GOLDEN_HEADER_11[:4] + b"\x0c" + GOLDEN_HEADER_11[5:8] + b"\x09" + GOLDEN_HEADER_11[9:]  # 8: cm 9
 
 
 def _pack(h: fmt.Header) -> bytes:
@@ -54,11 +55,12 @@ def sample_header(version: int = 8) -> fmt.Header:
                           version=10)
     return fmt.Header(10, 0x12345678, model_id=b"\x11" * 16, model_name="domo", n_tokens=8, segment_length=2,
                       payload_length=9, groups=3, block=2, block_size=10, last=False, version=version,
-                      mix=version == 11, mix_level=6 if version == 11 else 0)
+                      mix=version >= 11, mix_level=6 if version >= 11 else 0,
+                      mix_version={11: 1, 12: 9}.get(version, 0))
 
 
 @pytest.mark.parametrize("version, golden", [(8, GOLDEN_HEADER), (9, GOLDEN_HEADER_9), (10, GOLDEN_HEADER_10),
-                                             (11, GOLDEN_HEADER_11), (0, GOLDEN_HEADER_COUNT)])
+                                             (11, GOLDEN_HEADER_11), (12, GOLDEN_HEADER_12), (0, GOLDEN_HEADER_COUNT)])
 def test_golden_header_bytes(version, golden):
     packed = _pack(sample_header(version))
     assert packed[:-4] == golden
@@ -95,7 +97,7 @@ def decode(blob: bytes, model):
         (lambda b: b[:66], "truncated header"),
         (lambda b: b[:-5], "truncated file"),
         (lambda b: b + b"\0", "trailing garbage"),
-        (lambda b: b[:4] + b"\x0c" + b[5:], "unsupported format version 12"),
+        (lambda b: b[:4] + b"\x0d" + b[5:], "unsupported format version 13"),
         (lambda b: b[:4] + b"\x07" + b[5:], "pre-release lmzip, format 7"),
         (lambda b: b[:30] + bytes([b[30] ^ 1]) + b[31:], "corrupt header"),
         (lambda b: b[:62] + bytes([b[62] ^ 0x40]) + b[63:], "corrupt header"),
@@ -254,10 +256,10 @@ def test_the_field_table_reads_what_pack_wrote():
                    "name_length": len(h.model_name)}
 
 
-def test_the_last_flag_is_a_format_9_flag(blob):  # and of formats 10 and 11
+def test_the_last_flag_is_a_format_9_flag(blob):  # and of formats 10-12
     """Format 8 files have no blocks: there bit 5 of the flags is reserved."""
     h = fmt.unpack(blob)[0]
-    assert h.version == 11 and h.last and blob[5] & fmt.FLAG_LAST
+    assert h.version == 12 and h.last and blob[5] & fmt.FLAG_LAST
     old = fmt.Header(5, 1, stored=True, payload_length=5, version=8, block_size=0)
     raw = bytearray(_pack(old))
     raw[5] |= fmt.FLAG_LAST

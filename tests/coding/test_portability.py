@@ -105,7 +105,7 @@ def cases(threads: int = 1) -> dict:
     from lmzip.coding.settings import Settings
     from lmzip.models import registry
     from lmzip.models.checkpoint import load_model
-    from tests.make_golden import WRITTEN_MIX_LEVEL as MIXED  # the digests were committed for mixed tables of 6
+    from tests.make_golden import WRITTEN_MIX_LEVEL as MIXED  # the digests were committed for mixed tables of 2
 
     text = (DATA / "golden.txt").read_bytes()
     alice = (ROOT / "corpora" / "canterbury" / "alice29.txt").read_bytes()[:900]

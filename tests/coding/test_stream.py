@@ -40,7 +40,7 @@ def test_round_trip_in_numbered_blocks_all_full_but_the_last(gpt_model, blocks):
     assert _decompress(blob, gpt_model) == TEXT[:700]
     assert [h.block for h in t.headers] == [0, 1, 2] and [h.last for h in t.headers] == [False, False, True]
     assert [h.original_length for h in t.headers] == [BLOCK, BLOCK, 700 - 2 * BLOCK]
-    assert all(h.block_size == BLOCK and h.version == 11 for h in t.headers)
+    assert all(h.block_size == BLOCK and h.version == 12 for h in t.headers)
     assert t.original == 700 and t.compressed == len(blob)
 
 

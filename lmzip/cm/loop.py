@@ -1,0 +1,193 @@
+"""One byte and one bit of every counting model: what counting's loop (`model`) and the mixed loop (`mix`, cm
+version 2 on) share, so a context model is written once and both loops run it.
+
+A loop calls, per byte, `byte_start` (the contexts of the byte to come, what the matches expect), per nibble
+`nibble_start` (the contexts' buckets), per bit `bit_inputs` (every model's inputs into ``x``), `bit_mix` (the
+mixers over them), then its own refining and coding, `bit_learn` and `mixed_learn`, and per byte `byte_end` (the
+histories after the byte). Every function takes the stream's bytes at buf[g0:] in a buffer of segments of ``cap``
+bytes (counting: one stream, g0 = 0) and its history ``h``, a row of ``hist`` (one row per segment in the mixed
+loop).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from lmzip.cm.body import buckets, byte_done, contexts, inputs, learn
+from lmzip.cm.history import C4, FILL, LLEN, LPTR, MLEN, TYPES, W0, WLEN
+from lmzip.cm.image import N_IMAGE5, image_bit, image_gate, image_learn, image_sets, row_done
+from lmzip.cm.match import (
+    ebyte_index,
+    ebyte_inputs,
+    ebyte_learn,
+    match_byte,
+    match_index,
+    match_inputs,
+    match_learn,
+    match_quant,
+)
+from lmzip.cm.mixers import mix, mix_learn, refine_learn
+from lmzip.cm.run import indirect_contexts, indirect_done, run_done, run_inputs, run_learn, run_start
+from lmzip.cm.text import long_done, long_index, long_inputs, text_done
+
+MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
+# the first-layer weight sets, one array: by partial byte c0, by match/orders state, by the previous
+# byte, by the byte before it
+SET_C0, SET_ST, SET_C1 = 0, 256, 256 + MIX2_SETS
+SET_C2 = SET_C1 + 256
+N_SETS = SET_C2 + 256
+SET_C21 = N_SETS       # version 3: the fifth mixer's sets, by the last two bytes
+SET_TYPES = SET_C21 + 65536  # version 6: the sixth mixer's, by the partial byte x the last two bytes' types x
+# the word's length (0-3)
+
+
+@njit(cache=True, inline="always")
+def scratch(w1, wf, ht, it, rsm, ltab):
+    """A loop's work arrays, sized by the version's tables (the mixed loop's w1 and wf hold the language model's
+    input and mixer too)."""
+    return (np.zeros(w1.shape[1], dtype=np.int64),    # x: the mixers' inputs
+            np.zeros(wf.shape[1], dtype=np.int64),    # xf: the first layer's outputs, then the bias
+            np.zeros(wf.shape[1] - 1, dtype=np.int64),  # sel: each first-layer mixer's weight set for this bit
+            np.zeros(3, dtype=np.int64),              # aj: each APM stage's entry to update
+            np.zeros(ht.shape[0], dtype=np.int64),    # ctx: per hashed model, its context hash for this byte
+            np.zeros(ht.shape[0], dtype=np.int64),    # base: per hashed model, the current nibble's bucket
+            np.full(max(1, it.shape[0]), -1, dtype=np.int64),  # ictx: the image model's contexts (-1: off)
+            np.zeros(rsm.shape[0], dtype=np.int64),   # rpos: per run context, its first nibble's bucket
+            np.zeros(rsm.shape[0], dtype=np.int64),   # rinfo: its run as the byte started
+            np.full(rsm.shape[0], -1, dtype=np.int64),  # ridx: its state-map entry for this bit (-1: none)
+            np.zeros(w1.shape[0] if ltab.shape[0] else 0, dtype=np.int64))  # wn: version 5, each weight set's uses
+
+
+@njit(cache=True, inline="always")
+def long_byte(h, hist, buf, cap):
+    """The byte the long match of history ``h`` expects, or 0; dropped, as `match_byte` drops the match, where its
+    segment has not coded that byte yet (one stream: never)."""
+    if h[LLEN] > 0:
+        ms = (h[LPTR] - 1) // cap
+        if h[LPTR] - ms * cap >= hist[ms, FILL]:
+            h[LLEN] = 0
+    return np.int64(buf[h[LPTR]]) if h[LLEN] > 0 else 0
+
+
+@njit(cache=True, inline="always")
+def byte_start(tables, work, h, hist, buf, g0, cap):
+    """The contexts of the byte after history ``h`` and the weight sets the last bytes choose; returns what the
+    matches expect: (the match's byte, the long match's byte, the match length's two buckets)."""
+    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
+    sel, ctx = work[2], work[4]
+    c4 = h[C4]
+    sel[2], sel[3] = SET_C1 + (c4 & 0xFF), SET_C2 + ((c4 >> 8) & 0xFF)
+    if sel.shape[0] > 4:
+        sel[4] = SET_C21 + (c4 & 0xFFFF)
+    contexts(ctx, h, buf, g0)
+    if ind.shape[0]:
+        indirect_contexts(ctx, ind, c4)
+    ebyte = match_byte(h, hist, buf, cap)
+    lbyte = long_byte(h, hist, buf, cap) if ltab.shape[0] else np.int64(0)
+    mq, mlb = match_quant(h[MLEN])
+    return ebyte, lbyte, mq, mlb
+
+
+@njit(cache=True, inline="always")
+def nibble_start(ht, work, c0, nb_mask, ways):
+    """Each hashed context's bucket for the nibble that starts at partial byte ``c0`` (and, at the byte's first,
+    the runs the contexts hold): a loop calls it at bits 0 and 4, apart from `bit_inputs` (inside it, the loop ran
+    ~20% slower)."""
+    ctx, base, rpos, rinfo = work[4], work[5], work[7], work[8]
+    buckets(ht, base, ctx, c0, nb_mask, ways)
+    if c0 == 1:
+        run_start(ht, base, rpos, rinfo)
+
+
+@njit(cache=True, inline="always")
+def bit_inputs(tables, work, h, buf, g0, at, expect, gate):
+    """Every model's inputs for bit ``j`` of partial byte ``c0`` (``at``: c0, the previous byte, j) into the
+    work's ``x``; returns (the nibble's slot, how many high orders know the context, the match's, expected
+    byte's and long match's state-map entries, the image model's weight set and APM context)."""
+    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
+    x, base, ictx, rinfo, ridx = work[0], work[5], work[6], work[8], work[9]
+    c0, c1, j = at
+    ebyte, lbyte, mq, mlb = expect
+    x_image = 2 * ht.shape[0] + 4
+    x_run = x_image + it.shape[0]
+    x_match = x_run + rsm.shape[0] + (2 if ltab.shape[0] else 0) + (1 if em.shape[0] else 0)
+    nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
+    known = inputs(x, t01, ht, sm, base, nib, c0, c1, j)
+    mi = match_index(h[MLEN], ebyte, mq, c0, j)
+    match_inputs(x, x_match, msm, mi, h[MLEN])
+    ei = ebyte_index(mi, mlb, ebyte, c1, j)
+    ebyte_inputs(x, x_match - 1, em, ei)
+    li = -1
+    if ltab.shape[0]:
+        li = long_index(h[LLEN], lbyte, ebyte, mi, c0, j)
+        long_inputs(x, x_match - 3, lsm, li, h[LLEN])
+    iset, ik = image_bit(x, x_image, it, ictx, h, buf, g0, c0, c1, j, gate)
+    run_inputs(x, x_run, rsm, rinfo, ridx, c0, j)
+    return nib, known, mi, ei, li, iset, ik
+
+
+@njit(cache=True, inline="always")
+def bit_mix(tables, work, h, at, seen, gate, n_mix):
+    """The first-layer mixers (the first ``n_mix``: counting's; weight sets by the partial byte and the match/orders
+    state, version 6 the types) and the final mixer over the inputs in ``x``; returns the final mixer's weight set
+    and its output (stretched)."""
+    w1, wf = tables[3], tables[4]
+    x, xf, sel = work[0], work[1], work[2]
+    c0, c4, j = at
+    known, mi, mlb, iset = seen
+    s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
+    sel[0], sel[1] = SET_C0 + c0, SET_ST + s2
+    if n_mix >= 6:
+        sel[5] = SET_TYPES + (c0 | ((h[TYPES] & 0x3F) << 8) | (min(h[WLEN], 3) << 14))
+        s2 = image_sets(sel, SET_TYPES, iset, s2, gate)
+    return s2, mix(w1, wf, x, xf, sel, s2)
+
+
+@njit(cache=True, inline="always")
+def bit_learn(tables, work, at, seen, y):
+    """Every model's tables after bit ``y`` (``at``: the nibble's slot, c0, the previous byte, j; ``seen``: the
+    entries `bit_inputs` returned); the mixers and APMs learn apart (`mixed_learn`)."""
+    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
+    base, ictx, ridx = work[5], work[6], work[9]
+    nib, c0, c1, j = at
+    mi, ei, li = seen
+    learn(t01, ht, sm, base, nib, c0, c1, j, y)
+    match_learn(msm, mi, y)
+    image_learn(it, ictx, y)
+    run_learn(rsm, ridx, y)
+    ebyte_learn(em, ei, y)
+    if li >= 0:
+        match_learn(lsm, li, y)
+
+
+@njit(cache=True, inline="always")
+def mixed_learn(tables, work, s2, df, y, rates, six):
+    """The mixers (``rates``: the first layer's and the final mixer's) and the three APM stages after bit ``y``."""
+    w1, wf, apm1, apm2, apm3 = tables[3], tables[4], tables[5], tables[6], tables[7]
+    x, xf, sel, aj, wn = work[0], work[1], work[2], work[3], work[10]
+    mix_learn(w1, wf, x, xf, sel, s2, df, y, rates[0], rates[1], wn, six)
+    refine_learn((apm1, apm2, apm3), aj, y, six)
+
+
+@njit(cache=True, inline="always")
+def byte_end(tables, work, h, cb, buf, g0, cap, last, lastd, expect, gate):
+    """The histories after byte ``cb``: the image gate, the runs, the indirect models', the body's (`byte_done`),
+    version 5's text and long match."""
+    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
+    rpos, rinfo = work[7], work[8]
+    ebyte, lbyte = expect[0], expect[1]
+    c4 = h[C4]
+    if it.shape[0]:
+        image_gate(gate, cb, c4, it.shape[0] > N_IMAGE5)
+    run_done(ht, rpos, rinfo, cb)
+    if ind.shape[0]:
+        indirect_done(ind, c4, cb)
+    w_before = h[W0]
+    if it.shape[0] > N_IMAGE5 and last[cb] > 0:
+        row_done(h, h[FILL] + 1 - last[cb], lastd[cb])
+    byte_done(h, cb, buf, g0, cap, last, lastd, mtab, ebyte, em.shape[0] > 0)
+    if ht.shape[0] > 18:
+        text_done(h, cb, w_before, buf, g0)
+    if ltab.shape[0]:
+        long_done(h, cb, buf, g0, cap, ltab, lbyte)
