@@ -22,6 +22,7 @@ from tests.conftest import TEXT
 
 GOLDEN = Path(__file__).parent.parent / "data" / "counted-v13.lmz"  # TEXT[:600] * 4 at cm level 1: a short frame
 BLOCKS = GOLDEN.with_name("counted-blocks-v11-cm2.lmz")  # the same in ordinary counting frames of 1 KiB blocks
+BLOCKS_12 = GOLDEN.with_name("counted-blocks-v12-cm2.lmz")  # the same in format 12 (its frames' version byte)
 GOLDEN_V12 = GOLDEN.with_name("counted-v12.lmz")  # the same in cm version 1 (lmzip 0.7)
 GOLDEN_V14 = GOLDEN.with_name("counted-v14.lmz")  # the same at cm level 7: cm version 3, its version recorded
 GOLDEN_CM4 = GOLDEN.with_name("counted-v14-cm4.lmz")  # the same at cm level 7 in cm version 4
@@ -68,13 +69,15 @@ def test_counting_codes_text_smaller_than_xz_and_every_block_alone():
 def test_the_counting_golden_files_decode_and_are_reproduced():
     data = TEXT[:600] * 4
     for f in (GOLDEN, GOLDEN_CM9, GOLDEN_CM8, GOLDEN_CM7, GOLDEN_CM6, GOLDEN_CM5, GOLDEN_CM4, GOLDEN_V14, BLOCKS,
-              GOLDEN_V12, GOLDEN_V10, FRAME):
+              BLOCKS_12, GOLDEN_V12, GOLDEN_V10, FRAME):
         assert lmzip.decompress(f.read_bytes(), jobs=1) == data, f.name
     assert counted(data) == GOLDEN.read_bytes()  # format or counting drift fails here
     assert counted(data, "cm-7") == GOLDEN_CM9.read_bytes()
     out = io.BytesIO()
     stream.compress_stream(io.BytesIO(data), out, None, Settings.make(counting=1, block_size=1024))
-    assert out.getvalue() == BLOCKS.read_bytes()
+    assert out.getvalue() == BLOCKS_12.read_bytes()
+    old = [(h.original_length, p) for h, p in fmt.read_frames(io.BytesIO(BLOCKS.read_bytes()))]
+    assert [(h.original_length, p) for h, p in fmt.read_frames(io.BytesIO(out.getvalue()))] == old  # the same payloads
     assert hashlib.sha256(GOLDEN.read_bytes()).hexdigest()[:16] == "6fb6e1666a472a73"
     assert hashlib.sha256(GOLDEN_V12.read_bytes()).hexdigest()[:16] == "0cea8b944f6348db"
     v12, v10, frame = GOLDEN_V12.read_bytes(), GOLDEN_V10.read_bytes(), FRAME.read_bytes()  # cm 1's coder bytes
