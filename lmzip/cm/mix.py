@@ -88,7 +88,8 @@ def table_bytes(level: int, segments: int, cap: int, version: int = CM_VERSION) 
     weights and APM stages, the histories and the byte buffer."""
     if version == 1:
         return mix1.table_bytes(level, segments, cap)
-    extra = 4 * (n_sets(version) + 256 * 9) + 4 * n_inputs(version) * 256 * 8 + 4 * 256 + 4 * 33 * (2 * 32 * 256)
+    # the model's input column in every weight set, its 256 sets, its column of the final mixer, apm4 and apm5
+    extra = 4 * n_sets(version) + 4 * 256 * (n_inputs(version) + 1) + 4 * 256 + 4 * 33 * (2 * 32 * 256)
     return counting_bytes(level, version) + extra + segments * (8 * N_STATE + 16 * 256 + 32 + cap)
 
 
