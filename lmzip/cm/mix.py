@@ -27,7 +27,7 @@ lmzip.cm.mix1.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
@@ -79,10 +79,6 @@ class State:
     cum: np.ndarray    # [V + 1] scratch: one row's cumulative counts in sorted order
 
 
-def _lm_input(version: int) -> int:
-    return n_inputs(version)  # the model's input follows counting's (its bias last)
-
-
 def table_bytes(level: int, segments: int, cap: int, version: int = CM_VERSION) -> int:
     """The memory a group's loop takes at counting level ``level`` in cm ``version``: the tables, the model's
     weights and APM stages, the histories and the byte buffer."""
@@ -100,12 +96,9 @@ def allocate(level: int, segments: int, cap: int, vocab_size: int, version: int 
     else:
         t = allocate_tables(level, version)
         w1 = np.full((n_sets(version) + 32 * 8, n_inputs(version) + 1), W_CM, dtype=np.int32)
-        w1[:, _lm_input(version)] = W_LM
+        w1[:, n_inputs(version)] = W_LM  # the model's input follows counting's (its bias last)
         k = n_mix(version) + 1
-        wf = np.full((256, k + 1), 65536 // k, dtype=np.int32)
-        arrays = dict(zip(("ht", "t01", "sm", "w1", "wf"), t.arrays[:5], strict=True))
-        cm = Tables(**{**arrays, "w1": w1, "wf": wf}, apm1=t.apm1, apm2=t.apm2, apm3=t.apm3, mtab=t.mtab,
-                    msm=t.msm, it=t.it, rsm=t.rsm, ind=t.ind, em=t.em, ltab=t.ltab, lsm=t.lsm, ways=t.ways)
+        cm = replace(t, w1=w1, wf=np.full((256, k + 1), 65536 // k, dtype=np.int32))
         work = scratch(cm.w1, cm.wf, cm.ht, cm.it, cm.rsm, cm.ltab)
     return State(
         cm=cm, version=version, apm4=apm_init(32 * 256), apm5=apm_init(256 * 32),
