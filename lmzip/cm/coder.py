@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from lmzip.cm.jitcache import UNCOUNTED
+
 M32 = 0xFFFFFFFF
 
 
@@ -28,7 +30,7 @@ def new_state() -> np.ndarray:
     return np.array([0, M32, 0, 0], dtype=np.int64)
 
 
-@njit(cache=True)
+@njit(**UNCOUNTED)
 def encode_bit(st: np.ndarray, out: np.ndarray, bit: int, p: int) -> None:
     """Narrow the interval to `bit`'s part (P(1) = p/65536, 1 <= p <= 65535) and emit settled bytes."""
     x1, x2 = st[0], st[1]
@@ -46,7 +48,7 @@ def encode_bit(st: np.ndarray, out: np.ndarray, bit: int, p: int) -> None:
     st[0], st[1], st[3] = x1, x2, pos
 
 
-@njit(cache=True)
+@njit(**UNCOUNTED)
 def decode_bit(st: np.ndarray, src: np.ndarray, p: int) -> int:
     """The mirror of encode_bit: the same split, the bit read off x, the same bytes shifted in."""
     x1, x2, x = st[0], st[1], st[2]
@@ -77,7 +79,7 @@ def start_decoder(st: np.ndarray, src: np.ndarray) -> None:
     st[2], st[3] = x, 4
 
 
-@njit(cache=True)
+@njit(**UNCOUNTED)
 def flush(st: np.ndarray, out: np.ndarray) -> None:
     """End the stream with x1's top byte: read back followed by ones it lies in [x1, x2]."""
     out[st[3]] = st[0] >> 24

@@ -39,6 +39,7 @@ from lmzip.cm import mix1
 from lmzip.cm.body import n_inputs
 from lmzip.cm.coder import new_state, start_decoder
 from lmzip.cm.history import C4, FILL, N_STATE
+from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.loop import bit_inputs, bit_learn, bit_mix, byte_end, byte_start, mixed_learn, nibble_start, scratch
 from lmzip.cm.mixers import APM_RATE, APM_RATE_PAIR, final_rate, first_rate, refine
 from lmzip.cm.model import Tables, n_mix, n_sets
@@ -166,7 +167,7 @@ def _step(encode, rows, counts, toks, io, voc, model, segs, coding, work):
     return out
 
 
-@njit(cache=True)
+@njit(**UNCOUNTED)
 def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
     """One byte of segment r's token through counting's models (lmzip.cm.loop) and the language model: each bit
     splits the token range [lo, hi) (byte d of the sorted tokens); a bit only one side of the range has is not

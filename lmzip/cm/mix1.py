@@ -12,6 +12,7 @@ from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loo
 # isort: split
 from lmzip.cm import body, match  # the context models, shared with counting's loop (lmzip.cm.model)
 from lmzip.cm.history import C4, FILL, MLEN, N_STATE
+from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.loop import N_SETS as CM_SETS
 from lmzip.cm.loop import SET_C0, SET_C1, SET_C2, SET_ST
 from lmzip.cm.mixers import APM2_BITS, APM_RATE, MIX_LR1, MIX_LR2
@@ -96,7 +97,7 @@ def step1(encode, rows, counts, toks, io, voc, tables, segs, coding):
     return out
 
 
-@njit(cache=True)
+@njit(**UNCOUNTED)
 def _byte(encode, coder, tables, segs, shared, walk, r, tbyte, work):
     """One byte of segment r's token, through the counting models: each bit splits the token range
     [lo, hi) (byte d of the sorted tokens); a bit only one side of the range has is not coded, the

@@ -26,6 +26,7 @@ from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decod
 from lmzip.cm.format import version_for
 from lmzip.cm.history import C4, N_STATE
 from lmzip.cm.image import IMAGE_BITS
+from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.loop import (
     N_SETS,
     bit_inputs,
@@ -173,16 +174,21 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
         buf, src = np.array(src[:n], dtype=np.uint8), np.zeros(1, dtype=np.uint8)
     else:
         buf, src = np.empty(n, dtype=np.uint8), np.array(src, dtype=np.uint8)  # writable: one compiled loop
-    masked, no_sse = bool(off & ~OFF_SSE), bool(off & OFF_SSE)
-    out, used = _code(encode, src, buf, n, st, t.arrays, _mask(off, t), masked, no_sse, marks, t.ways)
-    return out[:used]
-
-
-@njit(cache=True)
-def _grow(out: np.ndarray) -> np.ndarray:
-    bigger = np.empty(out.shape[0] * 2 + 1024, dtype=np.uint8)
-    bigger[: out.shape[0]] = out
-    return bigger
+    masked, no_sse, mask = bool(off & ~OFF_SSE), bool(off & OFF_SSE), _mask(off, t)
+    out = np.empty(n // 2 + 1024, dtype=np.uint8) if encode else buf
+    if not encode:
+        start_decoder(st, src)
+    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab)
+    # the stream's history (lmzip.cm.body; its bytes in buf), where each byte value was last seen (+1) and the
+    # distance between its last two sightings (the record model's), the image model's gate (lmzip.cm.image)
+    hist = (np.zeros((1, N_STATE), dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64),
+            np.zeros(4, dtype=np.int64))
+    at = np.array([0, 0, (n + len(marks) - 1) // max(1, len(marks))], dtype=np.int64)  # the next byte, mark, its byte
+    while True:
+        used = _code(encode, src, buf, n, st, t.arrays, (mask, masked, no_sse), marks, t.ways, (work, out, hist, at))
+        if at[0] == n:
+            return out[:used]
+        out = np.concatenate((out, np.empty(len(out) + 1024, dtype=np.uint8)))  # the encoder's output is full
 
 
 @njit(cache=True, inline="always")
@@ -206,29 +212,24 @@ def _code_bit(encode, st, out, src, buf, i, j, p):
     return decode_bit(st, src, p)
 
 
-@njit(cache=True)
-def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks, ways):
+@njit(**UNCOUNTED)
+def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
+    """Code bytes at[0] … n - 1 (``state``: the work arrays, the output, the histories, ``at``); returns the payload's
+    length, and stops early, at a byte's start, where the encoder's output has no room for another byte."""
+    mask, masked, no_sse = off
+    work, out, (hist, last, lastd, gate), at = state
     apm1, apm2, apm3 = tables[5], tables[6], tables[7]
     nb_mask = (tables[0].shape[1] >> 4) - 1
-    work = scratch(tables[3], tables[4], tables[0], tables[10], tables[11], tables[14])
     x, aj = work[0], work[3]
     n_mix = work[2].shape[0]
     six = n_mix > 5  # version 6: the sixth mixer, its rates, the APMs' pairs
     lr2 = final_rate(six)
-    if encode:
-        out = np.empty(n // 2 + 1024, dtype=np.uint8)
-    else:
-        out = buf
-        start_decoder(st, src)
-    gate = np.zeros(4, dtype=np.int64)  # the image model's (lmzip.cm.image)
-    hist = np.zeros((1, N_STATE), dtype=np.int64)  # the stream's history (lmzip.cm.body), its bytes in buf
     h = hist[0]
-    last = np.zeros(256, dtype=np.int64)   # record model: where each byte value was last seen (+1)
-    lastd = np.zeros(256, dtype=np.int64)  # the distance between its last two sightings
-    k_mark, next_mark = 0, (n + marks.shape[0] - 1) // max(1, marks.shape[0])  # the next mark's byte count
-    for i in range(n):
+    k_mark, next_mark = at[1], at[2]
+    for i in range(at[0], n):
         if encode and st[3] + 64 > out.shape[0]:
-            out = _grow(out)
+            at[0], at[1], at[2] = i, k_mark, next_mark
+            return st[3]
         c4 = h[C4]
         c1 = c4 & 0xFF
         lr1 = first_rate(i, six)
@@ -250,7 +251,8 @@ def _code(encode, src, buf, n, st, tables, mask, masked, no_sse, marks, ways):
             c0 = (c0 << 1) | y
         byte_end(tables, work, h, c0 & 0xFF, buf, 0, n + 1, last, lastd, expect, gate)
         k_mark, next_mark = _mark(marks, k_mark, next_mark, i, n, st[3])
+    at[0] = n
     if encode:
         flush(st, out)
-        return out, st[3]
-    return out, n
+        return st[3]
+    return n

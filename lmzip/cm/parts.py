@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.tables import RECIP, squash, stretch
 
 M32 = 0xFFFFFFFF
@@ -73,7 +74,7 @@ def slot_update_run(v: int, y: int, limit: int) -> int:
     return (p << 11) | (f << 10) | (n << 4) | (((h << 1) | y) & 15)
 
 
-@njit(cache=True)
+@njit(**UNCOUNTED)
 def find_bucket(t: np.ndarray, k: int, h: int, nb_mask: int, ways: int) -> int:
     """The 16-slot bucket for hash h in table row k (slot 0 holds a 16-bit check, 1..15 a nibble's
     bit tree). ``ways`` neighbouring candidates (2; cm version 9: 4, one 256-byte block) are probed; on a

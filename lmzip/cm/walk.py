@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm.coder import decode_bit, encode_bit
+from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.mixers import APM_RATE
 from lmzip.cm.parts import apm_p, apm_update, clamp_p
 from lmzip.cm.tables import stretch
@@ -46,7 +47,7 @@ def grow(out: np.ndarray) -> np.ndarray:
     return bigger
 
 
-@njit(cache=True)
+@njit(**UNCOUNTED)
 def first_at_least(sbytes, a, b, d, thr):
     """The first sorted index in [a, b) whose byte d is >= thr (byte d is non-decreasing there)."""
     while a < b:
@@ -58,7 +59,7 @@ def first_at_least(sbytes, a, b, d, thr):
     return a
 
 
-@njit(cache=True)
+@njit(**UNCOUNTED)
 def code_bit(encode, st, out, src, y, p16):
     """Code (or decode) a bit with P(1) = p16 / 65536."""
     if encode:
@@ -75,7 +76,7 @@ def cumulate(cum, counts, q, sperm):
         cum[k + 1] = cum[k] + np.int64(counts[q, sperm[k]]) + 1
 
 
-@njit(cache=True)
+@njit(**UNCOUNTED)
 def ends(encode, coder, apm5, cum, lo, hi, c4, y):
     """The end flag: whether the token ends with the bytes so far, coded with the model's own probability
     (the token's count over the range's), refined by what ended tokens after this byte before (an APM)."""

@@ -291,6 +291,18 @@ def test_the_cost_profile_leaves_the_stream_as_it_is():
     assert marks[31] < marks[-1] // 2  # the repeated text costs less than the bytes after it
 
 
+def test_the_cost_profile_holds_where_the_output_grows():
+    """Random bytes outgrow the encoder's first output buffer (half the input): the loop stops at a byte, the buffer
+    grows and coding goes on where it stopped, the marks too."""
+    data, marks = _random(20000), np.zeros(20, dtype=np.int64)
+    blob = cm.compress(data, 1, marks)
+    assert cm.decompress(blob) == data
+    payload = len(blob) - fmt.HEADER_BYTES
+    assert payload > 20000 // 2 + 1024 and marks[-1] <= payload
+    steps = np.diff(marks, prepend=0)
+    assert np.all(np.abs(steps - payload / 20) < payload / 100), steps  # each twentieth costs a twentieth
+
+
 def test_compress_and_decompress_run_one_compiled_loop():
     """The decoder's payload is typed as the encoder's buffer is (writable), so counting's loop compiles once
     for both sides: a fresh install's first decompress does not wait ~16 s for a second compile."""
