@@ -48,12 +48,23 @@ assert codec.decode(*fmt.unpack(blob), model, workers=1) == data
 """
 
 
+# format 11's mixed loop (lmzip.cm.mix1), which its golden files decode through
+MIX1_FIRST = """
+from pathlib import Path
+import lmzip
+from tests.coding.test_golden import ORIGINAL
+from tests.make_golden import golden_model
+blob = (Path("tests") / "data" / "golden-gpt-mix-v11-arith3.lmz").read_bytes()
+assert lmzip.decompress(blob, model=golden_model("gpt", "-mix"), jobs=1) == ORIGINAL * 2
+"""
+
+
 @pytest.fixture(scope="session", autouse=True)
 def compiled_loops():
-    """Counting's loop and the mixed loop compiled (or loaded from numba's cache) once, here, before any test
-    starts lmzip in other processes: on a clean clone, two of them compiling counting's loop side by side took
-    the SIGKILL test 78 s instead of 31 (tests/cli/test_crash.py). The two loops compile side by side, one in a
-    child process (32 s and 37 s one after the other on a clean clone; numba writes each cache file whole)."""
+    """Counting's loop, the mixed loop and format 11's compiled (or loaded from numba's cache) once, here, before
+    any test starts lmzip in other processes: on a clean clone, two of them compiling counting's loop side by side
+    took the SIGKILL test 78 s instead of 31 (tests/cli/test_crash.py). The three compile side by side, two in child
+    processes (26 s, 37 s and 21 s one after the other on a clean clone; numba writes each cache file whole)."""
     import subprocess
     import sys
     from pathlib import Path
@@ -61,11 +72,13 @@ def compiled_loops():
     from lmzip import cm
 
     root = Path(__file__).resolve().parent.parent
-    child = subprocess.Popen([sys.executable, "-c", MIXED_FIRST], cwd=root, stderr=subprocess.PIPE, text=True)
+    children = [subprocess.Popen([sys.executable, "-c", code], cwd=root, stderr=subprocess.PIPE, text=True)
+                for code in (MIXED_FIRST, MIX1_FIRST)]
     data = TEXT[:300]
     assert cm.decompress(cm.compress(data, 1)) == data
-    _, err = child.communicate(timeout=600)
-    assert child.returncode == 0, err[-2000:]
+    for child in children:
+        _, err = child.communicate(timeout=600)
+        assert child.returncode == 0, err[-2000:]
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,8 @@ integers, stretch/squash are tables built by integer interpolation from fixed in
 are int32 with 16 fractional bits, learning rates are integer multipliers and shifts, and hashes are
 32-bit values masked after every multiply (multipliers < 2^31, so no int64 product overflows).
 There is no float anywhere in the loop, so fast-math, FMA contraction, vectorisation order or
-thread count cannot change a result; the loop is single-threaded and compiled by numba (cache=True).
+thread count cannot change a result; the loop is single-threaded and compiled by numba (cache=True), without
+reference counts (it allocates nothing: `jitcache.UNCOUNTED`).
 
 Memory is fixed by the level (1..9): the tables of level L take `table_bytes(L)`, allocated before
 coding, plus the input/output buffers; a hostile header cannot ask for more (see `format`).
