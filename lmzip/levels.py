@@ -2,7 +2,8 @@
 
 Each level is a shipped model (or ``cm``: counting alone, lmzip.cm, no network) and a coding mode, and
 writes fewer bytes than every faster level over a sample of every kind of input (the first 64 KB of
-each of the 42 bench files and the kinds set) while it is no faster on alice29.txt; benchmarks/levels.py
+each of the 42 bench files and the kinds set) while it is no faster on alice29.txt (within the ~10% one
+measurement varies); benchmarks/levels.py
 measures them, one process and one thread each, into levels.json beside the weights, which
 ``lmzip models`` prints. Above -1 every level mixes counting in (--mix), and a block the model loses on
 is counted alone (lmzip.coding.stream), so a higher level never pays much more than counting where the
