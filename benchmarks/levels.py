@@ -73,27 +73,40 @@ def sizes(levels: list[int]) -> None:
         print(f"-{n}: {out:,} of {total:,} bytes, {row['bpb']:.4f} bpb", flush=True)
 
 
+def _timed(compress, decompress) -> dict:
+    """alice29.txt both ways, after a warm-up of its first 5 KB (what loads or compiles first stays outside the
+    timings): its sizes, seconds and whether it came back."""
+    data = ALICE.read_bytes()
+    decompress(compress(data[:5000]))
+    t0 = time.perf_counter()
+    blob = compress(data)
+    t1 = time.perf_counter()
+    ok = decompress(blob) == data
+    t2 = time.perf_counter()
+    return {"bytes": len(data), "compressed": len(blob), "compress_s": t1 - t0, "decompress_s": t2 - t1, "verified": ok}
+
+
+def _child(cmd: str, n: int) -> dict:
+    """The JSON line a child process of this script prints for ``cmd`` at level ``n``."""
+    res = subprocess.run([sys.executable, __file__, cmd, str(n)], capture_output=True, text=True, check=True, cwd=ROOT)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
 def speed_child(n: int) -> None:
     """In a process of its own: level ``n`` on alice29.txt both ways, after a warm-up of its first 5 KB (the
     model and compiled loops load outside the timings; the peak memory counts everything); prints one JSON line."""
     from lmzip.levels import LEVELS
 
     _one_thread(LEVELS[n].model != "cm")
-    lm, data = compressor(n), ALICE.read_bytes()
-    lm.decompress(lm.compress(data[:5000]))
-    t0 = time.perf_counter()
-    blob = lm.compress(data)
-    t1 = time.perf_counter()
-    ok = lm.decompress(blob) == data
-    t2 = time.perf_counter()
+    lm = compressor(n)
+    row = _timed(lm.compress, lm.decompress)
     peak = int(peak_mib())  # before anything more is imported
     int8 = None
     if LEVELS[n].model != "cm":
         from lmzip.arith import exact
 
         int8 = exact.int8_gemm(1024)
-    print(json.dumps({"level": n, "bytes": len(data), "compressed": len(blob), "compress_s": t1 - t0,
-                      "decompress_s": t2 - t1, "verified": ok, "int8_gemm": int8, "peak_mib": peak,
+    print(json.dumps({"level": n, **row, "int8_gemm": int8, "peak_mib": peak,
                       "isa": os.environ.get("ONEDNN_MAX_CPU_ISA", "")}))
 
 
@@ -101,9 +114,7 @@ def speed(levels: list[int]) -> None:
     """Each level's speed and peak memory on alice29.txt (runs/levels/speed-N.json), one process each."""
     RUNS.mkdir(parents=True, exist_ok=True)
     for n in levels:
-        res = subprocess.run([sys.executable, __file__, "speed-child", str(n)], capture_output=True, text=True,
-                             check=True, cwd=ROOT)
-        row = json.loads(res.stdout.strip().splitlines()[-1])
+        row = _child("speed-child", n)
         suffix = "-int8-off" if row["int8_gemm"] is False else "-avx2" if row["isa"].upper() == "AVX2" else ""
         write_json(RUNS / f"speed-{n}{suffix}.json", row)
         print(f"-{n}{suffix}: {row['bytes'] / 1e3 / row['compress_s']:.1f} / "
@@ -111,21 +122,14 @@ def speed(levels: list[int]) -> None:
 
 
 def counting_child(n: int) -> None:
-    """In a process of its own: counting alone at cm level ``n`` on alice29.txt both ways, after a warm-up of its
-    first 5 KB; prints one JSON line (its tables, its peak memory)."""
+    """In a process of its own: counting alone at cm level ``n`` on alice29.txt both ways (`_timed`); prints one JSON
+    line (its tables, its peak memory)."""
     from lmzip import cm
     from lmzip.cm.format import version_for
 
-    data = ALICE.read_bytes()
-    cm.decompress(cm.compress(data[:5000], n))
-    t0 = time.perf_counter()
-    blob = cm.compress(data, n)
-    t1 = time.perf_counter()
-    ok = cm.decompress(blob) == data
-    t2 = time.perf_counter()
-    print(json.dumps({"level": n, "version": version_for(n), "bytes": len(data), "compressed": len(blob),
-                      "compress_s": t1 - t0, "decompress_s": t2 - t1, "verified": ok,
-                      "tables_mib": round(cm.table_bytes(n) / 2**20, 1), "peak_mib": int(peak_mib())}))
+    row = _timed(lambda d: cm.compress(d, n), cm.decompress)
+    print(json.dumps({"level": n, "version": version_for(n), **row, "tables_mib": round(cm.table_bytes(n) / 2**20, 1),
+                      "peak_mib": int(peak_mib())}))
 
 
 def counting(levels: list[int]) -> None:
@@ -133,9 +137,7 @@ def counting(levels: list[int]) -> None:
     results/counting-levels.{json,md}."""
     rows = []
     for n in levels:
-        res = subprocess.run([sys.executable, __file__, "counting-child", str(n)], capture_output=True, text=True,
-                             check=True, cwd=ROOT)
-        rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
+        rows.append(_child("counting-child", n))
         print(rows[-1], flush=True)
     write_json(OUT / "counting-levels.json", {"file": "canterbury/alice29.txt", "cpu": cpu_model(), "rows": rows})
     lines = [f"Counting alone (lmzip.cm) at each level, `-m cm-N` (-1 is cm-6), on alice29.txt whole: one process "
