@@ -49,7 +49,12 @@ MIX_VERSION = 9  # lmzip.cm.mix.CM_VERSION
 # does not, the frame kept is counted again in the newest version (Settings.recount_for; lmzip.coding.stream; a block
 # of tokens too short for the model is counted so at once): over the bench's small files 2-16% fewer bytes (book2
 # 129,179 -> 122,002, obj2 52,013 -> 47,663) in 1.4-2.9x -1's time, 3.1-4.4x where the mixed coder raced and lost.
+# A block of over COUNTED_LARGE bytes is counted at LARGE_COUNTED_LEVEL at least (version 9 at level 7, 576 MiB of
+# tables; its blocks fill them): bible.txt 647,904 -> 643,357 bytes, the default's compressing peak 1,018 -> 1,040 MiB
+# (the groups' tables, made after these are freed, set it), world192.txt 307,850 -> 303,931; level 8 wrote bible.txt
+# in 640,786 at 1,483 MiB. A smaller block's recount keeps to COUNTED_LEVEL, by its size (recount_for).
 COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, cm_format.VERSION, 1 << 20
+LARGE_COUNTED_LEVEL = 7
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)
 
@@ -111,7 +116,8 @@ class Settings:
     mix_level: int = MIX_LEVEL  # with mix: the counting level whose tables are mixed in
     mix_version: int = MIX_VERSION  # with mix: the cm version of the counting models mixed in (format 11's: 1)
     match: bool = False  # decoding a file of format 8-10 with mix: its token match model (lmzip.coding.legacy)
-    counted_level: int = COUNTED_LEVEL  # with mix: the level a block over COUNTED_LARGE bytes is also counted alone at
+    counted_level: int = COUNTED_LEVEL  # with mix: the level a block is also counted alone at (over COUNTED_LARGE bytes
+    # LARGE_COUNTED_LEVEL at least; a smaller one's recount no higher)
     lead: int = LEAD  # with mix: how far ahead of counting the mixed coder must stay (levels may set < 0)
     trial: str | None = None  # with mix: a faster model first coded to the judging point of each block (the
     # budget's start); where it is behind counting there, the block stays counted without this model's slower run
@@ -160,7 +166,9 @@ class Settings:
 
     def counted_for(self, n: int) -> tuple[int, int | None]:
         """With mix: the cm level and version a block of ``n`` bytes is also counted alone at (None: the level's)."""
-        return (self.counted_level, COUNTED_VERSION) if n > COUNTED_LARGE else (SMALL_COUNTED_LEVEL, None)
+        if n > COUNTED_LARGE:
+            return max(self.counted_level, LARGE_COUNTED_LEVEL), COUNTED_VERSION
+        return SMALL_COUNTED_LEVEL, None
 
     def recount_for(self, n: int) -> tuple[int, int] | None:
         """With mix: where a block of ``n`` bytes ends up counted, the level and version it is counted again at

@@ -307,7 +307,10 @@ def test_a_block_is_counted_alone_at_a_level_that_suits_its_size(monkeypatch):
     monkeypatch.setattr(S, "COUNTED_LARGE", 1500)
     big = stream.counted_instead(TEXT * 2, Settings(mix=True), 0, False)
     small = stream.counted_instead(TEXT[:1000], Settings(mix=True), 0, False)
-    assert (big[1].model_name, small[1].model_name) == (f"cm-{S.COUNTED_LEVEL}", f"cm-{S.SMALL_COUNTED_LEVEL}")
+    assert (big[1].model_name, small[1].model_name) == (f"cm-{S.LARGE_COUNTED_LEVEL}", f"cm-{S.SMALL_COUNTED_LEVEL}")
+    assert S.LARGE_COUNTED_LEVEL > S.COUNTED_LEVEL  # a large block fills larger tables than a recount may take
+    big_n = S.COUNTED_LARGE + 1
+    assert Settings.make(mix=True, tables=9).counted_for(big_n) == (9, cmfmt.VERSION)  # a level's own, where larger
     versions = [blob[head.size + 4] for blob, head, _ in (big, small)]  # each frame's cm stream: "LMCM", version
     assert versions == [cmfmt.VERSION, cmfmt.version_for(S.SMALL_COUNTED_LEVEL)] and versions[0] != versions[1]
 
