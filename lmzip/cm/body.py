@@ -45,6 +45,13 @@ Models (each with a slot per context and a state map, `state_at`; hashed ones ha
    image model's six more contexts (wider, taller: ``wide_image_contexts``)
  + (version 8) the image model's five more contexts (``tall_image_contexts``), its own row length and gate, and
    the weight sets and APM context it picks (lmzip.cm.image)
+ 30-37 (version 10) words: the word or gap + the three words before; + the second and third back; + the line's
+   first word; + the previous word's stem (its first five letters); + the two before's stems; + the word before,
+   the gap before it and the one before that; + the previous stem and the second word back; + the 1 KiB block it
+   is in (``word_contexts``)
+ 38, 39 (version 10) token-indirect: the two bytes that followed the current token (a word or a gap) last + the
+   word's length; the one byte + the last two bytes (lmzip.cm.run)
+ + (version 10) a third input per model: its state map's input again where its slot never wavered (``sure_inputs``)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
 shapes and every earlier version decodes through the same code.
@@ -84,7 +91,7 @@ from lmzip.cm.parts import (
     slot_update_run,
 )
 from lmzip.cm.run import N_RUN
-from lmzip.cm.text import column_contexts, text_contexts
+from lmzip.cm.text import column_contexts, line_contexts, text_contexts, word_contexts
 
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/64.5: adapts to drift, still averages
 SM_COLUMNS = 8 << 10   # a state map's entries before version 4: 10-bit states x the bit position
@@ -94,7 +101,7 @@ SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
-    return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26}.get(version, 30)
+    return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26}.get(version, 30 if version < 10 else 40)
 
 
 def n_ways(version: int) -> int:
@@ -118,8 +125,11 @@ def n_models(version: int) -> int:
 
 
 def sm_shape(version: int) -> tuple[int, int]:
-    """The state maps' shape: a row per model, or in version 4 a wide row per order and one for the others."""
-    return (BY_BYTE + 1, SM_WIDE) if version >= 4 else (n_models(version), SM_COLUMNS)
+    """The state maps' shape: a row per model, or in version 4 a wide row per order and, for the others, as many
+    rows as they fill by bit position (32 models a row: one row to version 9, two in version 10)."""
+    if version < 4:
+        return n_models(version), SM_COLUMNS
+    return BY_BYTE + 1 + ((n_models(version) - BY_BYTE) * 8 - 1) // 256, SM_WIDE
 
 
 def n_image(version: int) -> int:
@@ -135,7 +145,23 @@ def n_run(version: int) -> int:
 def n_inputs(version: int) -> int:
     """The mixers' inputs: two per model, the image model's, the run model's, the long match model's, the
     expected-byte model's, two of the match model, a bias."""
-    return 2 * n_models(version) + n_image(version) + n_run(version) + n_long(version) + n_ebyte(version) + 3
+    return (2 * n_models(version) + n_image(version) + n_run(version) + n_long(version) + n_ebyte(version) + 3
+            + n_sure(version))
+
+
+def n_sure(version: int) -> int:
+    """Version 10's third input per model, after the bias: its state's p where every bit its slot saw was the same."""
+    return n_models(version) if version >= 10 else 0
+
+
+@njit(cache=True, inline="always")
+def sure_inputs(x, at, t01, ht, base, nib, c0, c1):
+    """Version 10: each model's state-map input again at x[at:] where its slot has seen one bit value alone (its run
+    flag), else 0: the mixers weigh a context that never wavered apart from one that did."""
+    x[at] = x[1] if (np.int64(t01[0, c0]) >> 4) & 127 > 64 else 0
+    x[at + 1] = x[3] if (np.int64(t01[1, (c1 << 8) | c0]) >> 4) & 127 > 64 else 0
+    for k in range(ht.shape[0]):
+        x[at + 2 + k] = x[5 + 2 * k] if (np.int64(ht[k, base[k] + nib]) >> 4) & 127 > 64 else 0
 
 
 @njit(cache=True, inline="always")
@@ -172,20 +198,8 @@ def contexts(ctx, h, buf, g0):
         text_contexts(ctx, h, c1, above)
     if ctx.shape[0] > 26:
         column_contexts(ctx, h, buf, g0, col, c1)
-
-
-@njit(cache=True, inline="always")
-def line_contexts(ctx, h, buf, g0, col, c1):
-    """Version 4's word and line models (ctx[15:18]): the current word + the word two back; the line's first
-    four bytes (a field's name, a record's key) + the current word, and + the column + the previous byte."""
-    w0, line, k = h[W0], h[LINE], h[FILL]
-    ctx[15] = hash2(hash2(w0, h[WPP]), 19)
-    lead = 0
-    for q in range(4):
-        if line + q < k:
-            lead = (lead << 8) | np.int64(buf[g0 + line + q])
-    ctx[16] = hash2(hash2(lead, w0), 20)
-    ctx[17] = hash2(hash2(lead, min(col, 255) | (c1 << 8)), 21)
+    if ctx.shape[0] > 30:
+        word_contexts(ctx, h)
 
 
 @njit(cache=True, inline="always")
@@ -199,12 +213,13 @@ def buckets(ht, base, ctx, c0, nb_mask, ways):
 def state_at(wide, m, j, c0):
     """Where model ``m``'s state map is read for bit ``j`` of partial byte ``c0``: (row, column). Before
     version 4, row m by bit position; version 4's ``wide`` maps keep the orders a row each by partial byte,
-    the other models side by side in row BY_BYTE by bit position."""
+    the other models side by side by bit position from row BY_BYTE on, 32 a row."""
     if not wide:
         return m, j << 10
     if m < BY_BYTE:
         return m, c0 << 11
-    return BY_BYTE, (((m - BY_BYTE) << 3) | j) << 11
+    q = ((m - BY_BYTE) << 3) | j
+    return BY_BYTE + (q >> 8), (q & 255) << 11
 
 
 @njit(cache=True, inline="always")

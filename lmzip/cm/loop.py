@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from lmzip.cm.body import buckets, byte_done, contexts, inputs, learn
-from lmzip.cm.history import C4, FILL, LLEN, LPTR, MLEN, TYPES, W0, WLEN
+from lmzip.cm.body import buckets, byte_done, contexts, inputs, learn, sure_inputs
+from lmzip.cm.history import C4, FILL, GAP, LLEN, LPTR, MLEN, TYPES, W0, WLEN, WP, WPP
 from lmzip.cm.image import N_IMAGE5, image_bit, image_gate, image_learn, image_sets, row_done
 from lmzip.cm.match import (
     ebyte_index,
@@ -28,8 +28,18 @@ from lmzip.cm.match import (
     match_quant,
 )
 from lmzip.cm.mixers import mix, mix_learn, refine_learn
-from lmzip.cm.run import indirect_contexts, indirect_done, run_done, run_inputs, run_learn, run_start
-from lmzip.cm.text import long_done, long_index, long_inputs, text_done
+from lmzip.cm.run import (
+    IND_BYTES,
+    indirect_contexts,
+    indirect_done,
+    run_done,
+    run_inputs,
+    run_learn,
+    run_start,
+    token_contexts,
+    token_done,
+)
+from lmzip.cm.text import long_done, long_index, long_inputs, text_done, word_done
 
 MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
 # the first-layer weight sets, one array: by partial byte c0, by match/orders state, by the previous
@@ -83,6 +93,8 @@ def byte_start(tables, work, h, hist, buf, g0, cap):
     contexts(ctx, h, buf, g0)
     if ind.shape[0]:
         indirect_contexts(ctx, ind, c4)
+    if ind.shape[0] > IND_BYTES:
+        token_contexts(ctx, ind, h[W0] if h[W0] != 0 else h[GAP], h[WLEN], c4)
     ebyte = match_byte(h, hist, buf, cap)
     lbyte = long_byte(h, hist, buf, cap) if ltab.shape[0] else np.int64(0)
     mq, mlb = match_quant(h[MLEN])
@@ -114,6 +126,8 @@ def bit_inputs(tables, work, h, buf, g0, at, expect, gate):
     x_match = x_run + rsm.shape[0] + (2 if ltab.shape[0] else 0) + (1 if em.shape[0] else 0)
     nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
     known = inputs(x, t01, ht, sm, base, nib, c0, c1, j)
+    if ht.shape[0] > 30:
+        sure_inputs(x, x_match + 3, t01, ht, base, nib, c0, c1)
     mi = match_index(h[MLEN], ebyte, mq, c0, j)
     match_inputs(x, x_match, msm, mi, h[MLEN])
     ei = ebyte_index(mi, mlb, ebyte, c1, j)
@@ -183,11 +197,15 @@ def byte_end(tables, work, h, cb, buf, g0, cap, last, lastd, expect, gate):
     run_done(ht, rpos, rinfo, cb)
     if ind.shape[0]:
         indirect_done(ind, c4, cb)
-    w_before = h[W0]
+    w_before, wp_before, wpp_before = h[W0], h[WP], h[WPP]
+    if ind.shape[0] > IND_BYTES:
+        token_done(ind, w_before if w_before != 0 else h[GAP], cb)
     if it.shape[0] > N_IMAGE5 and last[cb] > 0:
         row_done(h, h[FILL] + 1 - last[cb], lastd[cb])
     byte_done(h, cb, buf, g0, cap, last, lastd, mtab, ebyte, em.shape[0] > 0)
     if ht.shape[0] > 18:
         text_done(h, cb, w_before, buf, g0)
+    if ht.shape[0] > 30:
+        word_done(h, cb, wp_before, wpp_before)
     if ltab.shape[0]:
         long_done(h, cb, buf, g0, cap, ltab, lbyte)

@@ -6,7 +6,8 @@ byte, by the byte before it; version 3 adds a fifth, by the last two bytes) comb
 learns faster while it is young, by its count of uses; version 6 adds a sixth, by the partial byte x the last two
 bytes' types x the word's length, and learns slower once past the first 64 KiB; version 7 adds four column models
 to `body`; version 8's image model picks the sixth mixer's set, the final mixer's and the order-2 APM's context
-where it is on; version 9 looks contexts up in four buckets, not two), a final mixer (sets by match/orders state)
+where it is on; version 9 looks contexts up in four buckets, not two; version 10 gives each model a third input,
+its state's p where its slot never wavered), a final mixer (sets by match/orders state)
 combines those, three APM stages (order 1, order 2, match state; version 6 updates both buckets each reads) refine
 the result, and the arithmetic coder spends -log2(p) bits on the bit actually seen. Encoding and decoding run this
 very loop (`encode` picks which coder step is called), so the two sides cannot drift apart: the decoder rebuilds
@@ -41,7 +42,7 @@ from lmzip.cm.loop import (
 from lmzip.cm.match import EBYTE_BITS
 from lmzip.cm.mixers import APM2_BITS, final_rate, first_rate, refine
 from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
-from lmzip.cm.run import IND_BYTES, RUN_STATES
+from lmzip.cm.run import RUN_STATES, n_ind
 from lmzip.cm.text import LONG_STATES
 
 N_MIX = 4              # first-layer mixers (version 3: 5, 6: 6); the final mixer weighs them (sets by SET_ST)
@@ -104,7 +105,7 @@ def table_bytes(level: int, version: int | None = None) -> int:
             + 4 * n_inputs(version) * n_sets(version) + 4 * 256 * (n_mix(version) + 1)
             + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256) + 4 * (1 << mb) + 4 * 64
             + 4 * (n_image(version) << IMAGE_BITS) + 4 * RUN_STATES * n_run(version)
-            + 2 * IND_BYTES * (version >= 3) + 4 * (n_ebyte(version) << EBYTE_BITS)
+            + 2 * n_ind(version) + 4 * (n_ebyte(version) << EBYTE_BITS)
             + (4 * (1 << mb) + 4 * LONG_STATES) * (n_long(version) > 0))
 
 
@@ -127,7 +128,7 @@ def allocate(level: int, version: int | None = None) -> Tables:
         msm=np.full(64, half, dtype=np.uint32),
         it=np.full((n_image(version), 1 << IMAGE_BITS), half, dtype=np.uint32),
         rsm=np.full((n_run(version), RUN_STATES), half, dtype=np.uint32),
-        ind=np.zeros(IND_BYTES if version >= 3 else 0, dtype=np.uint16),
+        ind=np.zeros(n_ind(version), dtype=np.uint16),
         em=np.full(n_ebyte(version) << EBYTE_BITS, half, dtype=np.uint32),
         ltab=np.zeros((1 << mb) if n_long(version) else 0, dtype=np.int32),
         lsm=np.full(LONG_STATES if n_long(version) else 0, half, dtype=np.uint32),
@@ -143,7 +144,8 @@ OFF_RUN, OFF_INDIRECT = 128, 256  # version 3's (its fifth mixer stays)
 
 def _mask(off: int, t: Tables) -> np.ndarray:
     """Each mixer input's factor for the ablation ``off``: 0 silences an input (the mixers then ignore it)."""
-    n, models = t.w1.shape[1], t.ht.shape[0] + 2
+    models = t.ht.shape[0] + 2
+    n = t.w1.shape[1] - (models if t.ht.shape[0] > 30 else 0)  # version 10's third inputs follow the bias
     spans = [(OFF_ORDERS, 0, 14), (OFF_WORDS, 14, 18), (OFF_SPARSE, 18, 22), (OFF_RECORDS, 22, 28),
              (OFF_MATCH, n - 3, n - 1)]
     if models > 14:  # version 2: the third word, the image model
@@ -157,7 +159,7 @@ def _mask(off: int, t: Tables) -> np.ndarray:
         spans += [(OFF_MATCH, n - 6, n - 4), (OFF_WORDS, 40, 52)]
     if models > 28:  # version 7: the column models go with the records
         spans += [(OFF_RECORDS, 56, 64)]
-    mask = np.ones(n, dtype=np.int64)
+    mask = np.ones(t.w1.shape[1], dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:
             mask[a:b] = 0

@@ -1,5 +1,6 @@
 """Version 3's run model (per hashed context, the byte it saw last and how many times in a row) and its two
-indirect models (a context and the bytes that followed it last)."""
+indirect models (a context and the bytes that followed it last); version 10's token-indirect models (a word or gap
+and the bytes that followed it last)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,28 @@ from lmzip.cm.tables import stretch
 N_RUN = 7              # the run model's inputs: hashed models 0..6
 RUN_STATES = 64        # its state map's entries per model: the run's length (32 steps) x the predicted bit
 IND_BYTES = 256 + 65536  # the indirect models' histories: per byte, then per two bytes
+IND_TOKENS = 1 << 20   # version 10: per token (a word or a gap, hashed), the two bytes that followed it last
+
+
+def n_ind(version: int) -> int:
+    """The indirect models' history entries of a cm version."""
+    return 0 if version < 3 else IND_BYTES if version < 10 else IND_BYTES + IND_TOKENS
+
+
+@njit(cache=True, inline="always")
+def token_contexts(ctx, ind, token, wlen, c4):
+    """Version 10's token-indirect models (ctx[38:40]): the two bytes that followed the current token (a word or a
+    gap) last + the word's length; the one byte + the last two bytes."""
+    t = np.int64(ind[IND_BYTES + (token & (IND_TOKENS - 1))])
+    ctx[38] = hash2(t | (min(wlen, 7) << 16), 41)
+    ctx[39] = hash2((t & 0xFF) | ((c4 & 0xFFFF) << 8), 42)
+
+
+@njit(cache=True, inline="always")
+def token_done(ind, token, c):
+    """The token-indirect history after byte ``c`` followed ``token``."""
+    i = IND_BYTES + (token & (IND_TOKENS - 1))
+    ind[i] = ((np.int64(ind[i]) << 8) | c) & 0xFFFF
 
 
 @njit(cache=True, inline="always")

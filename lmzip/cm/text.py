@@ -1,7 +1,7 @@
-"""Version 5's text models and long match model: the contexts of prose, fields and tables that the orders,
-words and lines of `body` do not see (a keyword before ':' or '=', the gap between words, letters and digits
-whatever lies between, the types of bytes, an open bracket, the line above), and a second match model
-over the last LONG bytes; version 7's column models (where a wrapped line breaks, what a column holds)."""
+"""The text models beyond the orders: version 4's word and line models; version 5's contexts of prose, fields and
+tables (a keyword before ':' or '=', the gap between words, letters and digits whatever lies between, the types of
+bytes, an open bracket, the line above) and a second match model over the last LONG bytes; version 7's column
+models (where a wrapped line breaks, what a column holds); version 10's words further back, stems and lines."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from numba import njit
 
 from lmzip.cm.history import (
     FILL,
+    FWORD,
     GAP,
     GAPW,
     GROUPS,
@@ -19,18 +20,37 @@ from lmzip.cm.history import (
     LPTR,
     OPEN,
     PLINE,
+    SP1,
+    SP2,
+    STEM,
     TEXT,
     TYPES,
     VMATCH,
     W0,
     WLEN,
     WP,
+    WP3,
+    WPP,
 )
 from lmzip.cm.match import pair_inputs
 from lmzip.cm.parts import hash2
 
 LONG = 20              # the long match model looks up the last LONG bytes
 LONG_STATES = 64       # its state map: the length (16 steps) x whether the match model expects the same byte x the bit
+
+
+@njit(cache=True, inline="always")
+def line_contexts(ctx, h, buf, g0, col, c1):
+    """Version 4's word and line models (ctx[15:18]): the current word + the word two back; the line's first
+    four bytes (a field's name, a record's key) + the current word, and + the column + the previous byte."""
+    w0, line, k = h[W0], h[LINE], h[FILL]
+    ctx[15] = hash2(hash2(w0, h[WPP]), 19)
+    lead = 0
+    for q in range(4):
+        if line + q < k:
+            lead = (lead << 8) | np.int64(buf[g0 + line + q])
+    ctx[16] = hash2(hash2(lead, w0), 20)
+    ctx[17] = hash2(hash2(lead, min(col, 255) | (c1 << 8)), 21)
 
 
 @njit(cache=True, inline="always")
@@ -70,6 +90,39 @@ def column_contexts(ctx, h, buf, g0, col, c1):
     ctx[27] = hash2(col | (c1 << 8), 49)
     ctx[28] = hash2(col | (first << 8) | ((h[GROUPS] & 0xFF) << 17), 50)
     ctx[29] = hash2(col | (min(line - h[PLINE], 255) << 8), 51)
+
+
+@njit(cache=True, inline="always")
+def word_contexts(ctx, h):
+    """Version 10's word models (ctx[30:37]): the word or gap + the three words before it; + the second and third
+    words back; the line's first word + the word or gap; + the previous word's stem (its first five letters); + the
+    stems of the two words before; + the word before, the gap before it and the word before that; + the previous
+    word's stem and the second word back."""
+    w0, wp, wpp, wp3 = h[W0], h[WP], h[WPP], h[WP3]
+    wg = w0 if w0 != 0 else h[GAP] + 1
+    ctx[30] = hash2(hash2(wg, wp), hash2(wpp, wp3) + 33)
+    ctx[31] = hash2(hash2(wg, wpp), wp3 + 34)
+    ctx[32] = hash2(hash2(wg, h[FWORD]), 35)
+    ctx[33] = hash2(hash2(wg, h[SP1]), 36)
+    ctx[34] = hash2(hash2(wg, h[SP1]), h[SP2] + 37)
+    ctx[35] = hash2(hash2(wg, wp), hash2(h[GAPW], wpp) + 38)
+    ctx[36] = hash2(hash2(wg, h[SP1]), wpp + 39)
+    ctx[37] = hash2(hash2(wg, h[FILL] >> 10), 40)
+
+
+@njit(cache=True, inline="always")
+def word_done(h, c, wp_before, wpp_before):
+    """Version 10's word history after byte ``c`` (``wp_before``, ``wpp_before``: the previous words before it): the
+    third word back, the line's first word, the current word's stem and the two words' before."""
+    if h[WP] != wp_before:  # a word ended
+        h[WP3] = wpp_before
+        h[SP2], h[SP1], h[STEM] = h[SP1], h[STEM], 0
+        if h[FWORD] == 0:
+            h[FWORD] = h[WP]
+    if c == 10:
+        h[FWORD] = 0
+    if h[W0] != 0 and h[WLEN] <= 5:
+        h[STEM] = h[W0]
 
 
 @njit(cache=True, inline="always")

@@ -223,7 +223,7 @@ def counted_kept(data: bytes, settings: Settings, block: int, last: bool,
                  counted: tuple[bytes, Header, float] | None) -> tuple[bytes, Header, float] | None:
     """With mix, where the stream keeps counting's frame: a block whose first pass counted it lighter (a small
     one, Settings.counted_for) counted again as a large block is (Settings.recount_for), the smaller frame kept.
-    The light pass is the mixed coder's fast yardstick; a frame that is kept is worth the newest models."""
+    The light pass is the mixed coder's fast yardstick; a frame that is kept is worth the heavy models."""
     if counted is None or settings.recount_for(len(data)) is None or transform.looks_random(data):
         return counted
     gc.collect()  # the mixed coder's groups (a give-up's traceback holds their frames), then their memory back

@@ -299,7 +299,7 @@ def test_two_groups_decide_alike_side_by_side_and_in_turns(bpe_model):
 
 
 def test_a_block_is_counted_alone_at_a_level_that_suits_its_size(monkeypatch):
-    """With mix, counting alone's first pass codes a large block with the newest cm version's models, a small one
+    """With mix, counting alone's first pass codes a large block with the mixed frames' cm version, a small one
     with -1's (the budget's fast yardstick; where counting's frame is kept, it is counted again: the next test)."""
     from lmzip.cm import format as cmfmt
     from lmzip.coding import settings as S
@@ -310,15 +310,14 @@ def test_a_block_is_counted_alone_at_a_level_that_suits_its_size(monkeypatch):
     assert (big[1].model_name, small[1].model_name) == (f"cm-{S.LARGE_COUNTED_LEVEL}", f"cm-{S.SMALL_COUNTED_LEVEL}")
     assert S.LARGE_COUNTED_LEVEL > S.COUNTED_LEVEL  # a large block fills larger tables than a recount may take
     big_n = S.COUNTED_LARGE + 1
-    assert Settings.make(mix=True, tables=9).counted_for(big_n) == (9, cmfmt.VERSION)  # a level's own, where larger
+    assert Settings.make(mix=True, tables=9).counted_for(big_n) == (9, S.COUNTED_VERSION)  # a level's own, where larger
     versions = [blob[head.size + 4] for blob, head, _ in (big, small)]  # each frame's cm stream: "LMCM", version
-    assert versions == [cmfmt.VERSION, cmfmt.version_for(S.SMALL_COUNTED_LEVEL)] and versions[0] != versions[1]
+    assert versions == [S.COUNTED_VERSION, cmfmt.version_for(S.SMALL_COUNTED_LEVEL)] and versions[0] != versions[1]
 
 
-def test_a_small_block_left_to_counting_is_counted_again_with_the_newest_models(bpe_model, monkeypatch):
+def test_a_small_block_left_to_counting_is_counted_again_with_the_heavy_models(bpe_model, monkeypatch):
     """Where the mixed coder gives up on a small block, the frame kept is counted as a large block's is (the
     light first pass is only the budget's yardstick), and smaller; where the mixed coder wins, nothing more runs."""
-    from lmzip.cm import format as cmfmt
     from lmzip.coding import counting
     from lmzip.coding import settings as S
 
@@ -327,7 +326,7 @@ def test_a_small_block_left_to_counting_is_counted_again_with_the_newest_models(
     monkeypatch.setattr(codec, "encode", lambda *a, **k: None)  # the mixed coder gives up
     blob, head, _ = stream._encode(data, bpe_model, st, None, 1, block=0, last=False)
     level = st.recount_for(len(data))[0]
-    assert head.model_name == f"cm-{level}" and blob[head.size + 4] == cmfmt.VERSION
+    assert head.model_name == f"cm-{level}" and blob[head.size + 4] == S.COUNTED_VERSION
     assert len(blob) < len(light) and stream.decode_frame(head, blob[head.size:], lambda h: bpe_model) == data
     runs, real = [], counting.encode
     monkeypatch.setattr(counting, "encode", lambda *a, **k: runs.append(a[1]) or real(*a, **k))
@@ -343,9 +342,10 @@ def test_a_small_block_left_to_counting_is_counted_again_with_the_newest_models(
     assert short == blob and runs == [level]
     # the tables a kept frame is counted with: no larger than the block fills, no larger than a large block's
     sizes = (1, 11_150, 40_000, S.COUNTED_LARGE, S.COUNTED_LARGE + 1)
-    assert [st.recount_for(n) for n in sizes] == [(1, cmfmt.VERSION), (4, cmfmt.VERSION), (6, cmfmt.VERSION),
-                                                   (S.COUNTED_LEVEL, cmfmt.VERSION), None]
-    assert Settings.make(mix=True, tables=9).recount_for(S.COUNTED_LARGE) == (9, cmfmt.VERSION)
+    v = S.COUNTED_VERSION
+    assert [st.recount_for(n) for n in sizes] == [(1, v), (4, v), (6, v), (S.COUNTED_LEVEL, v), None]
+    assert Settings.make(mix=True, tables=9).recount_for(S.COUNTED_LARGE) == (9, v)
+    assert v == S.MIX_VERSION  # the counted frames run the models the mixed frames run
 
 
 def test_the_shortest_tokens_a_model_is_tried_on_follow_its_training_text(bpe_model):
