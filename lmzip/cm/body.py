@@ -45,11 +45,11 @@ Models (each with a slot per context and a state map, `state_at`; hashed ones ha
    image model's six more contexts (wider, taller: ``wide_image_contexts``)
  + (version 8) the image model's five more contexts (``tall_image_contexts``), its own row length and gate, and
    the weight sets and APM context it picks (lmzip.cm.image)
- 30-37 (version 10) words: the word or gap + the three words before; + the second and third back; + the line's
+ 32-39 (version 10) words: the word or gap + the three words before; + the second and third back; + the line's
    first word; + the previous word's stem (its first five letters); + the two before's stems; + the word before,
    the gap before it and the one before that; + the previous stem and the second word back; + the 1 KiB block it
    is in (``word_contexts``)
- 38, 39 (version 10) token-indirect: the two bytes that followed the current token (a word or a gap) last + the
+ 40, 41 (version 10) token-indirect: the two bytes that followed the current token (a word or a gap) last + the
    word's length; the one byte + the last two bytes (lmzip.cm.run)
  + (version 10) a third input per model: its state map's input again where its slot never wavered (``sure_inputs``)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
