@@ -51,7 +51,7 @@ Models (each with a slot per context and a state map, `state_at`; hashed ones ha
    is in (``word_contexts``)
  40, 41 (version 10) token-indirect: the two bytes that followed the current token (a word or a gap) last + the
    word's length; the one byte + the last two bytes (lmzip.cm.run)
- + (version 10) a third input per model: its state map's input again where its slot never wavered (``sure_inputs``)
+ + (version 10) a third input per model: its state map's input again where its slot never wavered (``sure_input``)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
 shapes and every earlier version decodes through the same code.
@@ -155,13 +155,11 @@ def n_sure(version: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def sure_inputs(x, at, t01, ht, base, nib, c0, c1):
-    """Version 10: each model's state-map input again at x[at:] where its slot has seen one bit value alone (its run
-    flag), else 0: the mixers weigh a context that never wavered apart from one that did."""
-    x[at] = x[1] if (np.int64(t01[0, c0]) >> 4) & 127 > 64 else 0
-    x[at + 1] = x[3] if (np.int64(t01[1, (c1 << 8) | c0]) >> 4) & 127 > 64 else 0
-    for k in range(ht.shape[0]):
-        x[at + 2 + k] = x[5 + 2 * k] if (np.int64(ht[k, base[k] + nib]) >> 4) & 127 > 64 else 0
+def sure_input(x, at, m, v):
+    """Version 10 (``at`` >= 0): model ``m``'s state-map input again at x[at + m] where its slot ``v`` has seen one
+    bit value alone (its run flag), else 0: the mixers weigh a context that never wavered apart from one that did."""
+    if at >= 0:
+        x[at + m] = x[2 * m + 1] if (v >> 4) & 127 > 64 else 0
 
 
 @njit(cache=True, inline="always")
@@ -223,19 +221,25 @@ def state_at(wide, m, j, c0):
 
 
 @njit(cache=True, inline="always")
-def inputs(x, t01, ht, sm, base, nib, c0, c1, j):
-    """Every counting model's two inputs for bit ``j``; returns how many of orders 2-6 know it."""
+def inputs(x, t01, ht, sm, base, nib, c0, c1, j, sure):
+    """Every counting model's two inputs for bit ``j`` (and from version 10 a third at x[sure:], `sure_input`; -1:
+    none); returns how many of orders 2-6 know it."""
     wide = sm.shape[1] == SM_WIDE
     smask = 2047 if wide else 1023
     r, col = state_at(wide, 0, j, c0)
-    x[0], x[1] = slot_inputs(np.int64(t01[0, c0]), sm, r, col, smask)
+    v = np.int64(t01[0, c0])
+    x[0], x[1] = slot_inputs(v, sm, r, col, smask)
+    sure_input(x, sure, 0, v)
     r, col = state_at(wide, 1, j, c0)
-    x[2], x[3] = slot_inputs(np.int64(t01[1, (c1 << 8) | c0]), sm, r, col, smask)
+    v = np.int64(t01[1, (c1 << 8) | c0])
+    x[2], x[3] = slot_inputs(v, sm, r, col, smask)
+    sure_input(x, sure, 1, v)
     known = 0
     for k in range(ht.shape[0]):
         v = np.int64(ht[k, base[k] + nib])
         r, col = state_at(wide, 2 + k, j, c0)
         x[4 + 2 * k], x[5 + 2 * k] = slot_inputs(v, sm, r, col, smask)
+        sure_input(x, sure, 2 + k, v)
         if k < 5 and (v & 1008) != 0:
             known += 1
     return known

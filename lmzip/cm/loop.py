@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from lmzip.cm.body import buckets, byte_done, contexts, inputs, learn, sure_inputs
+from lmzip.cm.body import buckets, byte_done, contexts, inputs, learn
 from lmzip.cm.history import C4, FILL, GAP, LLEN, LPTR, MLEN, TYPES, W0, WLEN, WP, WPP
 from lmzip.cm.image import N_IMAGE5, image_bit, image_gate, image_learn, image_sets, row_done
 from lmzip.cm.match import (
@@ -125,9 +125,7 @@ def bit_inputs(tables, work, h, buf, g0, at, expect, gate):
     x_run = x_image + it.shape[0]
     x_match = x_run + rsm.shape[0] + (2 if ltab.shape[0] else 0) + (1 if em.shape[0] else 0)
     nib = c0 if j < 4 else ((1 << (j - 4)) | (c0 & ((1 << (j - 4)) - 1)))
-    known = inputs(x, t01, ht, sm, base, nib, c0, c1, j)
-    if ht.shape[0] > 30:
-        sure_inputs(x, x_match + 3, t01, ht, base, nib, c0, c1)
+    known = inputs(x, t01, ht, sm, base, nib, c0, c1, j, x_match + 3 if ht.shape[0] > 30 else -1)
     mi = match_index(h[MLEN], ebyte, mq, c0, j)
     match_inputs(x, x_match, msm, mi, h[MLEN])
     ei = ebyte_index(mi, mlb, ebyte, c1, j)

@@ -128,7 +128,7 @@ def _byte(encode, coder, tables, segs, shared, walk, r, tbyte, work):
         else:
             plm = (n1 << 12) // (n0 + n1)
             plm = 1 if plm < 1 else (4095 if plm > 4095 else plm)
-            known = body.inputs(x, t01, ht, sm, base, nib, c0, c1, j)
+            known = body.inputs(x, t01, ht, sm, base, nib, c0, c1, j, -1)
             match.match_inputs(x, X_MATCH, tables[11], mi, h[MLEN])
             p = _mixed_p(tables, work, (c0, c4, j, mi, mlb, known, stretch(plm)))
             y = code_bit(encode, st, out, src, (tbyte >> (7 - j)) & 1, p)
