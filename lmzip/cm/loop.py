@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm.body import buckets, byte_done, contexts, inputs, learn
-from lmzip.cm.history import C4, FILL, GAP, LLEN, LPTR, MLEN, TYPES, W0, WLEN, WP, WPP
+from lmzip.cm.history import C4, FILL, LLEN, LPTR, MLEN, TYPES, W0, WLEN, WP, WPP
 from lmzip.cm.image import N_IMAGE5, image_bit, image_gate, image_learn, image_sets, row_done
 from lmzip.cm.match import (
     ebyte_index,
@@ -36,6 +36,7 @@ from lmzip.cm.run import (
     run_inputs,
     run_learn,
     run_start,
+    token,
     token_contexts,
     token_done,
 )
@@ -94,7 +95,7 @@ def byte_start(tables, work, h, hist, buf, g0, cap):
     if ind.shape[0]:
         indirect_contexts(ctx, ind, c4)
     if ind.shape[0] > IND_BYTES:
-        token_contexts(ctx, ind, h[W0] if h[W0] != 0 else h[GAP], h[WLEN], c4)
+        token_contexts(ctx, ind, token(h), h[WLEN], c4)
     ebyte = match_byte(h, hist, buf, cap)
     lbyte = long_byte(h, hist, buf, cap) if ltab.shape[0] else np.int64(0)
     mq, mlb = match_quant(h[MLEN])
@@ -197,7 +198,7 @@ def byte_end(tables, work, h, cb, buf, g0, cap, last, lastd, expect, gate):
         indirect_done(ind, c4, cb)
     w_before, wp_before, wpp_before = h[W0], h[WP], h[WPP]
     if ind.shape[0] > IND_BYTES:
-        token_done(ind, w_before if w_before != 0 else h[GAP], cb)
+        token_done(ind, token(h), cb)  # the token c followed (the histories move on below)
     if it.shape[0] > N_IMAGE5 and last[cb] > 0:
         row_done(h, h[FILL] + 1 - last[cb], lastd[cb])
     byte_done(h, cb, buf, g0, cap, last, lastd, mtab, ebyte, em.shape[0] > 0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from lmzip.cm.history import GAP, W0
 from lmzip.cm.parts import SM_LIMIT, adapt, hash2
 from lmzip.cm.tables import stretch
 
@@ -22,18 +23,24 @@ def n_ind(version: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def token_contexts(ctx, ind, token, wlen, c4):
-    """Version 10's token-indirect models (ctx[38:40]): the two bytes that followed the current token (a word or a
-    gap) last + the word's length; the one byte + the last two bytes."""
-    t = np.int64(ind[IND_BYTES + (token & (IND_TOKENS - 1))])
+def token(h):
+    """The current token of history ``h``: its word, or between words the gap."""
+    return h[W0] if h[W0] != 0 else h[GAP]
+
+
+@njit(cache=True, inline="always")
+def token_contexts(ctx, ind, tok, wlen, c4):
+    """Version 10's token-indirect models (ctx[38:40]): the two bytes that followed the current token ``tok`` (a word
+    or a gap) last + the word's length; the one byte + the last two bytes."""
+    t = np.int64(ind[IND_BYTES + (tok & (IND_TOKENS - 1))])
     ctx[38] = hash2(t | (min(wlen, 7) << 16), 41)
     ctx[39] = hash2((t & 0xFF) | ((c4 & 0xFFFF) << 8), 42)
 
 
 @njit(cache=True, inline="always")
-def token_done(ind, token, c):
-    """The token-indirect history after byte ``c`` followed ``token``."""
-    i = IND_BYTES + (token & (IND_TOKENS - 1))
+def token_done(ind, tok, c):
+    """The token-indirect history after byte ``c`` followed token ``tok``."""
+    i = IND_BYTES + (tok & (IND_TOKENS - 1))
     ind[i] = ((np.int64(ind[i]) << 8) | c) & 0xFFFF
 
 

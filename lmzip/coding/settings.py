@@ -55,7 +55,7 @@ MIX_VERSION = 9  # lmzip.cm.mix.CM_VERSION
 # in 640,786 at 1,483 MiB. A smaller block's recount keeps to COUNTED_LEVEL, by its size (recount_for).
 # The counted frames stay in cm version 9, what the mixed frames run (MIX_VERSION): version 10 (cm-7..9) writes 0.5%
 # less over the sample at ~5/8 of version 9's speed, and the mixed levels' figures were measured with version 9.
-COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 9, 1 << 20
+COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, MIX_VERSION, 1 << 20
 LARGE_COUNTED_LEVEL = 7
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)
