@@ -37,7 +37,7 @@ MAX_BLOCK = (1 << 32) - 1
 MIX_LEVEL = 4
 MIX_VERSION = 9  # lmzip.cm.mix.CM_VERSION
 # --mix also counts each block alone and keeps the smaller frame (lmzip.coding.stream): a block of over
-# COUNTED_LARGE bytes at COUNTED_LEVEL in the mixed frames' cm version (COUNTED_VERSION). Those tables live only during
+# COUNTED_LARGE bytes at COUNTED_LEVEL in counting's newest cm version (COUNTED_VERSION). Those tables live only during
 # that pass, freed before the groups make theirs, but the loaded model stays beside them: with cm version 4,
 # level 8's 636 MiB held the default at 1,023 MiB on a 4 MiB block (benchmarks/memory.py). Version 5 at level 6
 # (272 MiB) writes less than version 4 at 7 (344 MiB), the setting before, over benchmarks/cm_sample.py's
@@ -49,13 +49,16 @@ MIX_VERSION = 9  # lmzip.cm.mix.CM_VERSION
 # does not, the frame kept is counted again in COUNTED_VERSION (Settings.recount_for; lmzip.coding.stream; a block
 # of tokens too short for the model is counted so at once): over the bench's small files 2-16% fewer bytes (book2
 # 129,179 -> 122,002, obj2 52,013 -> 47,663) in 1.4-2.9x -1's time, 3.1-4.4x where the mixed coder raced and lost.
-# A block of over COUNTED_LARGE bytes is counted at LARGE_COUNTED_LEVEL at least (version 9 at level 7, 576 MiB of
-# tables; its blocks fill them): bible.txt 647,904 -> 643,357 bytes, the default's compressing peak 1,018 -> 1,040 MiB
-# (the groups' tables, made after these are freed, set it), world192.txt 307,850 -> 303,931; level 8 wrote bible.txt
-# in 640,786 at 1,483 MiB. A smaller block's recount keeps to COUNTED_LEVEL, by its size (recount_for).
-# The counted frames stay in cm version 9, what the mixed frames run (MIX_VERSION): version 10 (cm-7..9) writes 0.5%
-# less over the sample at ~5/8 of version 9's speed, and the mixed levels' figures were measured with version 9.
-COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, MIX_VERSION, 1 << 20
+# A block of over COUNTED_LARGE bytes is counted at LARGE_COUNTED_LEVEL at least (measured in version 9: level 7's
+# 576 MiB of tables, which its blocks fill): bible.txt 647,904 -> 643,357 bytes, the default's compressing peak
+# 1,018 -> 1,040 MiB (the groups' tables, made after these are freed, set it), world192.txt 307,850 -> 303,931;
+# level 8 wrote bible.txt in 640,786 at 1,483 MiB. A smaller block's recount keeps to COUNTED_LEVEL, by its size.
+# The counted frames run counting's newest models (cm version 10, what cm-7..9 write), not the mixed frames' 9: over
+# the bench through the command line the default wrote 0.57% less (1.378 -> 1.370 bits per byte; bible 643,357 ->
+# 637,055, world192 -1.6%, obj2 -1.1%; pic +0.7%, grammar.lsp +1.7%), in ~1.3x the time where a file stays counted
+# (bible.txt 51.4 -> 65.6 s compressing, 41.3 -> 57.0 s decompressing), level 7's tables 771 MiB (version 9's 576):
+# bible.txt's peaks 1,024 -> 1,188 MiB compressing, 736 -> 926 decompressing.
+COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, cm_format.VERSION, 1 << 20
 LARGE_COUNTED_LEVEL = 7
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)

@@ -318,6 +318,7 @@ def test_a_block_is_counted_alone_at_a_level_that_suits_its_size(monkeypatch):
 def test_a_small_block_left_to_counting_is_counted_again_with_the_heavy_models(bpe_model, monkeypatch):
     """Where the mixed coder gives up on a small block, the frame kept is counted as a large block's is (the
     light first pass is only the budget's yardstick), and smaller; where the mixed coder wins, nothing more runs."""
+    from lmzip.cm import format as cmfmt
     from lmzip.coding import counting
     from lmzip.coding import settings as S
 
@@ -345,7 +346,7 @@ def test_a_small_block_left_to_counting_is_counted_again_with_the_heavy_models(b
     v = S.COUNTED_VERSION
     assert [st.recount_for(n) for n in sizes] == [(1, v), (4, v), (6, v), (S.COUNTED_LEVEL, v), None]
     assert Settings.make(mix=True, tables=9).recount_for(S.COUNTED_LARGE) == (9, v)
-    assert v == S.MIX_VERSION  # the counted frames run the models the mixed frames run
+    assert v == cmfmt.VERSION  # the counted frames run counting's newest models
 
 
 def test_the_shortest_tokens_a_model_is_tried_on_follow_its_training_text(bpe_model):
