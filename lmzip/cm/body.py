@@ -52,6 +52,8 @@ Models (each with a slot per context and a state map, `state_at`; hashed ones ha
  40, 41 (version 10) token-indirect: the two bytes that followed the current token (a word or a gap) last + the
    word's length; the one byte + the last two bytes (lmzip.cm.run)
  + (version 10) a third input per model: its state map's input again where its slot never wavered (``sure_input``)
+ 42, 43 (version 11) word-indirect: the word that followed the previous word last + the current word or gap; the word
+   that followed the two previous words last + the same (lmzip.cm.run)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
 shapes and every earlier version decodes through the same code.
@@ -101,7 +103,7 @@ SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
-    return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26}.get(version, 30 if version < 10 else 40)
+    return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26, 10: 40}.get(version, 30 if version < 10 else 42)
 
 
 def n_ways(version: int) -> int:
@@ -126,7 +128,7 @@ def n_models(version: int) -> int:
 
 def sm_shape(version: int) -> tuple[int, int]:
     """The state maps' shape: a row per model, or in version 4 a wide row per order and, for the others, as many
-    rows as they fill by bit position (32 models a row: one row to version 9, two in version 10)."""
+    rows as they fill by bit position (32 models a row: one row to version 9, two from version 10)."""
     if version < 4:
         return n_models(version), SM_COLUMNS
     return BY_BYTE + 1 + ((n_models(version) - BY_BYTE) * 8 - 1) // 256, SM_WIDE

@@ -20,9 +20,10 @@ around (a fax page of prose 58% smaller, calgary/pic 13%, at the same speed); ve
 candidate buckets, not two, and evicts the least used of four (where the tables are full: world192.txt whole
 at level 6 1.1% smaller, at ~5/6 of the speed); version 10 adds ten contexts (words three back, stems, the line's
 first word, the 1 KiB block, the bytes that followed the current token last) and a third input per model, its
-state's p where its slot never wavered (0.5% fewer bytes over the sample at ~5/8 of the speed): it is what levels
-7-9 write (`version_for`), levels 1-6 writing version 2. Earlier versions decode as they were written, through
-the same loop with their own tables.
+state's p where its slot never wavered (0.5% fewer bytes over the sample at ~5/8 of the speed); version 11 adds
+two word-indirect contexts (the word that followed the previous word, or the previous two, last: lmzip.cm.run):
+it is what levels 7-9 write (`version_for`), levels 1-6 writing version 2. Earlier versions decode as they were
+written, through the same loop with their own tables.
 
 A header can only ask for the tables of a level 1..9 (their size is fixed by the level) and for an
 output no longer than the payload could possibly code: no bit costs less than log2(65536/65535) bits,
@@ -36,8 +37,8 @@ import struct
 from lmzip.errors import FormatError
 
 MAGIC = b"LMCM"
-VERSION = 10  # the newest version, what levels from HEAVY on write
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)  # what this build reads
+VERSION = 11  # the newest version, what levels from HEAVY on write
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)  # what this build reads
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
 HEAVY = 7  # the first level that runs the newest version's models; below it, version 2's, several times faster

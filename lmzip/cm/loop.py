@@ -30,6 +30,7 @@ from lmzip.cm.match import (
 from lmzip.cm.mixers import mix, mix_learn, refine_learn
 from lmzip.cm.run import (
     IND_BYTES,
+    WORDS_AT,
     indirect_contexts,
     indirect_done,
     run_done,
@@ -39,6 +40,8 @@ from lmzip.cm.run import (
     token,
     token_contexts,
     token_done,
+    word_indirect_contexts,
+    word_indirect_done,
 )
 from lmzip.cm.text import long_done, long_index, long_inputs, text_done, word_done
 
@@ -96,6 +99,8 @@ def byte_start(tables, work, h, hist, buf, g0, cap):
         indirect_contexts(ctx, ind, c4)
     if ind.shape[0] > IND_BYTES:
         token_contexts(ctx, ind, token(h), h[WLEN], c4)
+    if ind.shape[0] > WORDS_AT:
+        word_indirect_contexts(ctx, ind, h)
     ebyte = match_byte(h, hist, buf, cap)
     lbyte = long_byte(h, hist, buf, cap) if ltab.shape[0] else np.int64(0)
     mq, mlb = match_quant(h[MLEN])
@@ -206,5 +211,7 @@ def byte_end(tables, work, h, cb, buf, g0, cap, last, lastd, expect, gate):
         text_done(h, cb, w_before, buf, g0)
     if ht.shape[0] > 30:
         word_done(h, cb, wp_before, wpp_before)
+    if ind.shape[0] > WORDS_AT and h[WP] != wp_before:  # a word ended
+        word_indirect_done(ind, h[WP], wp_before, wpp_before)
     if ltab.shape[0]:
         long_done(h, cb, buf, g0, cap, ltab, lbyte)

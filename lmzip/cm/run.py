@@ -1,13 +1,14 @@
 """Version 3's run model (per hashed context, the byte it saw last and how many times in a row) and its two
 indirect models (a context and the bytes that followed it last); version 10's token-indirect models (a word or gap
-and the bytes that followed it last)."""
+and the bytes that followed it last); version 11's word-indirect models (the word that followed the last word or two
+last)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from lmzip.cm.history import GAP, W0
+from lmzip.cm.history import GAP, W0, WP, WPP
 from lmzip.cm.parts import SM_LIMIT, adapt, hash2
 from lmzip.cm.tables import stretch
 
@@ -15,11 +16,13 @@ N_RUN = 7              # the run model's inputs: hashed models 0..6
 RUN_STATES = 64        # its state map's entries per model: the run's length (32 steps) x the predicted bit
 IND_BYTES = 256 + 65536  # the indirect models' histories: per byte, then per two bytes
 IND_TOKENS = 1 << 20   # version 10: per token (a word or a gap, hashed), the two bytes that followed it last
+IND_WORDS = 1 << 20    # version 11: per word, and per two words, (16 bits of) the word that followed them last
+WORDS_AT = IND_BYTES + IND_TOKENS
 
 
 def n_ind(version: int) -> int:
     """The indirect models' history entries of a cm version."""
-    return 0 if version < 3 else IND_BYTES if version < 10 else IND_BYTES + IND_TOKENS
+    return 0 if version < 3 else IND_BYTES if version < 10 else WORDS_AT if version < 11 else WORDS_AT + 2 * IND_WORDS
 
 
 @njit(cache=True, inline="always")
@@ -35,6 +38,24 @@ def token_contexts(ctx, ind, tok, wlen, c4):
     t = np.int64(ind[IND_BYTES + (tok & (IND_TOKENS - 1))])
     ctx[38] = hash2(t | (min(wlen, 7) << 16), 41)
     ctx[39] = hash2((t & 0xFF) | ((c4 & 0xFFFF) << 8), 42)
+
+
+@njit(cache=True, inline="always")
+def word_indirect_contexts(ctx, ind, h):
+    """Version 11's word-indirect models (ctx[40:42]): the word that followed the previous word last + the current
+    word or gap; the word that followed the two previous words last + the same."""
+    w1 = np.int64(ind[WORDS_AT + (h[WP] & (IND_WORDS - 1))])
+    w2 = np.int64(ind[WORDS_AT + IND_WORDS + (hash2(h[WPP], h[WP]) & (IND_WORDS - 1))])
+    tok = token(h)
+    ctx[40] = hash2(hash2(w1 + 1, tok), 43)
+    ctx[41] = hash2(hash2(w2 + 1, tok), 44)
+
+
+@njit(cache=True, inline="always")
+def word_indirect_done(ind, w, wp, wpp):
+    """The word-indirect histories after word ``w`` ended, ``wp`` and ``wpp`` the two words before it."""
+    ind[WORDS_AT + (wp & (IND_WORDS - 1))] = w & 0xFFFF
+    ind[WORDS_AT + IND_WORDS + (hash2(wpp, wp) & (IND_WORDS - 1))] = w & 0xFFFF
 
 
 @njit(cache=True, inline="always")

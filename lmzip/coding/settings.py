@@ -53,12 +53,12 @@ MIX_VERSION = 9  # lmzip.cm.mix.CM_VERSION
 # 576 MiB of tables, which its blocks fill): bible.txt 647,904 -> 643,357 bytes, the default's compressing peak
 # 1,018 -> 1,040 MiB (the groups' tables, made after these are freed, set it), world192.txt 307,850 -> 303,931;
 # level 8 wrote bible.txt in 640,786 at 1,483 MiB. A smaller block's recount keeps to COUNTED_LEVEL, by its size.
-# The counted frames run counting's newest models (cm version 10, what cm-7..9 write), not the mixed frames' 9: over
-# the bench through the command line the default wrote 0.57% less (1.378 -> 1.370 bits per byte; bible 643,357 ->
-# 637,055, world192 -1.6%, obj2 -1.1%; pic +0.7%, grammar.lsp +1.7%), in ~1.3x the time where a file stays counted
-# (bible.txt 51.4 -> 65.6 s compressing, 41.3 -> 57.0 s decompressing), level 7's tables 771 MiB (version 9's 576):
-# bible.txt's peaks 1,024 -> 1,188 MiB compressing, 736 -> 926 decompressing.
-COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, cm_format.VERSION, 1 << 20
+# The counted frames run cm version 10 (what cm-7..9 wrote before version 11, which the default was not measured
+# with), not the mixed frames' 9: over the bench through the command line the default wrote 0.57% less (1.378 ->
+# 1.370 bits per byte; bible 643,357 -> 637,055, world192 -1.6%, obj2 -1.1%; pic +0.7%, grammar.lsp +1.7%), in ~1.3x
+# the time where a file stays counted (bible.txt 51.4 -> 65.6 s compressing, 41.3 -> 57.0 s decompressing), level
+# 7's tables 771 MiB (version 9's 576): bible.txt's peaks 1,024 -> 1,188 MiB compressing, 736 -> 926 decompressing.
+COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 10, 1 << 20
 LARGE_COUNTED_LEVEL = 7
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)
