@@ -37,7 +37,7 @@ MAX_BLOCK = (1 << 32) - 1
 MIX_LEVEL = 4
 MIX_VERSION = 9  # lmzip.cm.mix.CM_VERSION
 # --mix also counts each block alone and keeps the smaller frame (lmzip.coding.stream): a block of over
-# COUNTED_LARGE bytes at COUNTED_LEVEL in counting's newest cm version (COUNTED_VERSION). Those tables live only during
+# COUNTED_LARGE bytes at COUNTED_LEVEL in cm version COUNTED_VERSION (below). Those tables live only during
 # that pass, freed before the groups make theirs, but the loaded model stays beside them: with cm version 4,
 # level 8's 636 MiB held the default at 1,023 MiB on a 4 MiB block (benchmarks/memory.py). Version 5 at level 6
 # (272 MiB) writes less than version 4 at 7 (344 MiB), the setting before, over benchmarks/cm_sample.py's
