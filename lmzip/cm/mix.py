@@ -181,7 +181,7 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
     h, g0, gate, i = seg[r], r * cap, gates[r], shared[0]
     n_mix = sel.shape[0] - 1  # counting's first-layer mixers; the model's is the last
     six = n_mix > 5
-    rates = (first_rate(i, six), final_rate(six))
+    rates = (first_rate(i, six, False), final_rate(six))
     x_lm, set_lm = x.shape[0] - 1, tables[3].shape[0] - 256
     nb_mask = (tables[0].shape[1] >> 4) - 1
     c4 = h[C4]

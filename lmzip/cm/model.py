@@ -225,6 +225,7 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
     x, aj = work[0], work[3]
     n_mix = work[2].shape[0]
     six = n_mix > 5  # version 6: the sixth mixer, its rates, the APMs' pairs
+    slow = tables[0].shape[0] > 40  # version 11: the first layer's slower rate
     lr2 = final_rate(six)
     h = hist[0]
     k_mark, next_mark = at[1], at[2]
@@ -234,7 +235,7 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
             return st[3]
         c4 = h[C4]
         c1 = c4 & 0xFF
-        lr1 = first_rate(i, six)
+        lr1 = first_rate(i, six, slow)
         expect = byte_start(tables, work, h, hist, buf, 0, n + 1)
         c0 = 1
         for j in range(8):
