@@ -97,10 +97,11 @@ def byte_start(tables, work, h, hist, buf, g0, cap):
     contexts(ctx, h, buf, g0)
     if ind.shape[0]:
         indirect_contexts(ctx, ind, c4)
+    tok = token(h)
     if ind.shape[0] > IND_BYTES:
-        token_contexts(ctx, ind, token(h), h[WLEN], c4)
+        token_contexts(ctx, ind, tok, h[WLEN], c4)
     if ind.shape[0] > WORDS_AT:
-        word_indirect_contexts(ctx, ind, h)
+        word_indirect_contexts(ctx, ind, tok, h[WP], h[WPP])
     ebyte = match_byte(h, hist, buf, cap)
     lbyte = long_byte(h, hist, buf, cap) if ltab.shape[0] else np.int64(0)
     mq, mlb = match_quant(h[MLEN])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from lmzip.cm.history import GAP, W0, WP, WPP
+from lmzip.cm.history import GAP, W0
 from lmzip.cm.parts import SM_LIMIT, adapt, hash2
 from lmzip.cm.tables import stretch
 
@@ -41,21 +41,25 @@ def token_contexts(ctx, ind, tok, wlen, c4):
 
 
 @njit(cache=True, inline="always")
-def word_indirect_contexts(ctx, ind, h):
-    """Version 11's word-indirect models (ctx[40:42]): the word that followed the previous word last + the current
-    word or gap; the word that followed the two previous words last + the same."""
-    w1 = np.int64(ind[WORDS_AT + (h[WP] & (IND_WORDS - 1))])
-    w2 = np.int64(ind[WORDS_AT + IND_WORDS + (hash2(h[WPP], h[WP]) & (IND_WORDS - 1))])
-    tok = token(h)
-    ctx[40] = hash2(hash2(w1 + 1, tok), 43)
-    ctx[41] = hash2(hash2(w2 + 1, tok), 44)
+def word_slots(wp, wpp):
+    """Where the word-indirect histories keep the word that followed word ``wp`` (and ``wpp`` before it) last."""
+    return WORDS_AT + (wp & (IND_WORDS - 1)), WORDS_AT + IND_WORDS + (hash2(wpp, wp) & (IND_WORDS - 1))
+
+
+@njit(cache=True, inline="always")
+def word_indirect_contexts(ctx, ind, tok, wp, wpp):
+    """Version 11's word-indirect models (ctx[40:42]): the word that followed the previous word ``wp`` last + the
+    current token ``tok`` (a word or a gap); the word that followed the two previous words last + the same."""
+    s1, s2 = word_slots(wp, wpp)
+    ctx[40] = hash2(hash2(np.int64(ind[s1]) + 1, tok), 43)
+    ctx[41] = hash2(hash2(np.int64(ind[s2]) + 1, tok), 44)
 
 
 @njit(cache=True, inline="always")
 def word_indirect_done(ind, w, wp, wpp):
     """The word-indirect histories after word ``w`` ended, ``wp`` and ``wpp`` the two words before it."""
-    ind[WORDS_AT + (wp & (IND_WORDS - 1))] = w & 0xFFFF
-    ind[WORDS_AT + IND_WORDS + (hash2(wpp, wp) & (IND_WORDS - 1))] = w & 0xFFFF
+    s1, s2 = word_slots(wp, wpp)
+    ind[s1] = ind[s2] = w & 0xFFFF
 
 
 @njit(cache=True, inline="always")
