@@ -5,7 +5,7 @@ forever to prove it (formats 1-7 were machine-bound pre-releases and are refused
 sets, arithmetic 1 (lmzip 0.3.0-0.4.0, no suffix) and 3 (``-arith3``); formats 9 (blocks) and 10
 (counting frames beside them; tests/coding/test_counting.py has the counting golden file) have
 arithmetic 3's; formats 11 and 12 have arithmetic 3's and 6's (the window shifted; format 12's mixed frames
-run cm version 9's models). Learning while coding (arithmetic
+run cm version 9's models, and ``mixed_path``'s cm version 11's). Learning while coding (arithmetic
 2 and 4) has its own: fine-tuning the golden models, and learning from scratch from a byte
 preset's seeded random weights (the "-scratch" files name the preset in their header).
     python -m tests.make_golden
@@ -32,11 +32,13 @@ CASES = {
     "": (lambda: TEXT[:600], Settings(segment=128)),
     "-groups2": (lambda: TEXT[:600], Settings(segment=128, groups=2)),
     "-crlf": (lambda: (DATA / "golden-crlf.txt").read_bytes(), Settings(segment=128)),
-    "-mix": (lambda: TEXT[:600] * 2, Settings(mix=True, segment=MIX_SEGMENT, mix_level=WRITTEN_MIX_LEVEL)),
+    "-mix": (lambda: TEXT[:600] * 2, Settings(mix=True, segment=MIX_SEGMENT, mix_level=WRITTEN_MIX_LEVEL,
+                                              mix_version=9)),
     "-adapt": (lambda: TEXT[:600], Settings.make(adapt=True, adapt_lr=1e-3, adapt_steps=8, segment=128)),
     "-scratch": (lambda: TEXT[:600], replace(Settings.make(adapt=True, mix=True, seed=7, segment=200),
-                                             mix_level=WRITTEN_MIX_LEVEL)),
+                                             mix_level=WRITTEN_MIX_LEVEL, mix_version=9)),
 }
+MIXED_VERSIONS = (11,)  # the cm versions mixed in since the golden files of format 12 (``mixed_path``: "-mix"'s input)
 SCRATCH_PRESET = {"gpt": "gpt-nano", "lstm": "lstm-nano"}
 BLOCKS = "-blocks"  # format 9 with several blocks: the input of "" in frames of 256 bytes
 BLOCKS_SETTINGS = Settings(segment=128, block_size=256)
@@ -69,6 +71,16 @@ def golden_path(arch: str, tag: str, version: int = format.VERSION, arith: int =
     return DATA / f"golden-{arch}{tag}-v{version}{'' if arith == 1 else f'-arith{arith}'}.lmz"
 
 
+def mixed_path(arch: str, version: int) -> Path:
+    """The golden file of "-mix"'s input and settings with cm version ``version`` mixed in (format 12)."""
+    return DATA / f"mixed-{arch}-cm{version}.lmz"
+
+
+def mixed_settings(version: int) -> Settings:
+    """"-mix"'s settings with cm version ``version`` mixed in."""
+    return replace(CASES["-mix"][1], mix_version=version)
+
+
 def golden_settings(tag: str, arith: int = ARITH_EXACT) -> Settings:
     """The settings of a golden case, in the arithmetic ``arith`` of the counts."""
     return replace(CASES[tag][1], counts_arith=arith)
@@ -91,6 +103,11 @@ def main() -> None:
         out = golden_path(arch, BLOCKS)
         if not out.exists():
             out.write_bytes(blocks_file(arch))
+        for version in MIXED_VERSIONS:
+            out = mixed_path(arch, version)
+            if not out.exists():
+                out.write_bytes(codec.encode(CASES["-mix"][0](), golden_model(arch, "-mix"), mixed_settings(version),
+                                             workers=1)[0])
 
 
 if __name__ == "__main__":

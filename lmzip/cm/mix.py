@@ -20,9 +20,9 @@ lines, record length, match): the bytes of segment r live at r * cap ... in one 
 point into any segment, and a position counts as known only once its segment has coded it, on both
 sides alike (the encoder fills the buffer in the decoder's order). Every value is an integer.
 
-Format 12 runs counting's models of cm version `CM_VERSION` through the very machinery counting's own loop runs
-(lmzip.cm.loop), the language model's input and mixer added; format 11's frames, cm version 1, decode through
-lmzip.cm.mix1.
+Format 12 runs counting's models of cm version `CM_VERSION` (11; its frames of version 9 still decode) through the
+very machinery counting's own loop runs (lmzip.cm.loop), the language model's input and mixer added; format 11's
+frames, cm version 1, decode through lmzip.cm.mix1.
 """
 
 from __future__ import annotations
@@ -49,11 +49,12 @@ from lmzip.cm.parts import apm_init, apm_p, apm_p_pair, apm_update, apm_update_p
 from lmzip.cm.tables import stretch
 from lmzip.cm.walk import Vocab, code_bit, cumulate, ends, first_at_least, grow
 
-CM_VERSION = 9  # the counting models' version format 12's mixed loop runs (format 11's: 1, lmzip.cm.mix1)
-VERSIONS = (1, 9)  # the versions a mixed frame can hold
+CM_VERSION = 11  # the counting models' version format 12's mixed loop writes (version 9's before; format 11's: 1)
+VERSIONS = (1, 9, 11)  # the versions a mixed frame can hold
 W_LM = 1 << 15  # the model's start weight in every first-layer mixer (1/2)
 W_CM = 1 << 11  # each counting input's (1/32; counting alone starts at 1/16: with version 9's 82 inputs, 1/16 left
 # enwik4 1,930 bytes mixed where 1/32 writes 1,895, paper5 3,447 against 3,434, alice29 27,501 against 27,471)
+W_CM_11 = 1 << 10  # version 11's 161 inputs each start at 1/64 (1/32 wrote 0.24% more over the mixed sample's files)
 
 __all__ = ["CM_VERSION", "VERSIONS", "State", "Vocab", "allocate", "start", "step", "table_bytes"]
 
@@ -96,7 +97,8 @@ def allocate(level: int, segments: int, cap: int, vocab_size: int, version: int 
         cm, work = mix1.allocate_tables(level), ()
     else:
         t = allocate_tables(level, version)
-        w1 = np.full((n_sets(version) + 32 * 8, n_inputs(version) + 1), W_CM, dtype=np.int32)
+        start = W_CM_11 if version >= 11 else W_CM
+        w1 = np.full((n_sets(version) + 32 * 8, n_inputs(version) + 1), start, dtype=np.int32)
         w1[:, n_inputs(version)] = W_LM  # the model's input follows counting's (its bias last)
         k = n_mix(version) + 1
         cm = replace(t, w1=w1, wf=np.full((256, k + 1), 65536 // k, dtype=np.int32))
@@ -181,7 +183,7 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
     h, g0, gate, i = seg[r], r * cap, gates[r], shared[0]
     n_mix = sel.shape[0] - 1  # counting's first-layer mixers; the model's is the last
     six = n_mix > 5
-    rates = (first_rate(i, six, False), final_rate(six))
+    rates = (first_rate(i, six, tables[0].shape[0] > 40), final_rate(six))  # version 11's slower first layer
     x_lm, set_lm = x.shape[0] - 1, tables[3].shape[0] - 256
     nb_mask = (tables[0].shape[1] >> 4) - 1
     c4 = h[C4]

@@ -156,13 +156,17 @@ def _mask(off: int, t: Tables) -> np.ndarray:
     if t.em.shape[0]:  # version 4: the expected-byte model goes with the match model; the word and line models
         spans += [(OFF_MATCH, n - 4, n - 3), (OFF_WORDS, 34, 38), (OFF_RECORDS, 38, 40)]
     if t.lsm.shape[0]:  # version 5: the long match model goes with the match model; the text models
-        spans += [(OFF_MATCH, n - 6, n - 4), (OFF_WORDS, 40, 52)]
+        spans += [(OFF_MATCH, n - 6, n - 4), (OFF_WORDS, 40, 54), (OFF_RECORDS, 54, 56)]
     if models > 28:  # version 7: the column models go with the records
         spans += [(OFF_RECORDS, 56, 64)]
+    if models > 40:  # version 10: the words further back; the token-indirect models (version 11: word-indirect)
+        spans += [(OFF_WORDS, 64, 80), (OFF_INDIRECT, 80, 2 * models)]
     mask = np.ones(t.w1.shape[1], dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:
             mask[a:b] = 0
+    if t.w1.shape[1] > n:  # version 10: each model's third input goes with its first two
+        mask[n : n + models] = mask[0 : 2 * models : 2]
     return mask
 
 

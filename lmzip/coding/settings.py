@@ -35,7 +35,12 @@ MAX_BLOCK = (1 << 32) - 1
 # peaks at 1,025 MiB compressing a 4 MiB block of English, 899 with format 11's loop: benchmarks/results/memory.md),
 # 209 at 5, which wrote 0.16% (alice29.txt) and 0.17% (paper2) less than 4, at ~0.12 GiB more per group at once
 MIX_LEVEL = 4
-MIX_VERSION = 9  # lmzip.cm.mix.CM_VERSION
+# Mixed in since lmzip 0.7.0's cm version 9, version 11 (counting's newest models; 218 MiB per group at level 4)
+# wrote the first 64 KB of the sample's files 0.29% smaller (benchmarks/levels.py sizes: -4 1.8236 -> 1.8184; world192
+# -0.7%, news -0.5%, paper6 -0.5%; bible.txt's mixed frame now wins its race, -10.6%; with the counted frames in 11
+# too, below: 1.8173) at alice29.txt's 20.7 -> 19.8 / 20.6 -> 18.8 KB/s, peak 772 -> 850 MiB (one thread; Xeon,
+# AVX-512 VNNI).
+MIX_VERSION = 11  # lmzip.cm.mix.CM_VERSION
 # --mix also counts each block alone and keeps the smaller frame (lmzip.coding.stream): a block of over
 # COUNTED_LARGE bytes at COUNTED_LEVEL in cm version COUNTED_VERSION (below). Those tables live only during
 # that pass, freed before the groups make theirs, but the loaded model stays beside them: with cm version 4,
@@ -53,12 +58,14 @@ MIX_VERSION = 9  # lmzip.cm.mix.CM_VERSION
 # 576 MiB of tables, which its blocks fill): bible.txt 647,904 -> 643,357 bytes, the default's compressing peak
 # 1,018 -> 1,040 MiB (the groups' tables, made after these are freed, set it), world192.txt 307,850 -> 303,931;
 # level 8 wrote bible.txt in 640,786 at 1,483 MiB. A smaller block's recount keeps to COUNTED_LEVEL, by its size.
-# The counted frames run cm version 10 (what cm-7..9 wrote before version 11, which the default was not measured
-# with), not the mixed frames' 9: over the bench through the command line the default wrote 0.57% less (1.378 ->
-# 1.370 bits per byte; bible 643,357 -> 637,055, world192 -1.6%, obj2 -1.1%; pic +0.7%, grammar.lsp +1.7%), in ~1.3x
-# the time where a file stays counted (bible.txt 51.4 -> 65.6 s compressing, 41.3 -> 57.0 s decompressing), level
-# 7's tables 771 MiB (version 9's 576): bible.txt's peaks 1,024 -> 1,188 MiB compressing, 736 -> 926 decompressing.
-COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 10, 1 << 20
+# The counted frames ran cm version 10 (not the mixed frames' 9 then): over the bench through the command line the
+# default wrote 0.57% less (1.378 -> 1.370 bits per byte; bible 643,357 -> 637,055, world192 -1.6%, obj2 -1.1%; pic
+# +0.7%, grammar.lsp +1.7%), in ~1.3x the time where a file stays counted (bible.txt 51.4 -> 65.6 s compressing,
+# 41.3 -> 57.0 s decompressing), level 7's tables 771 MiB (version 9's 576): bible.txt's peaks 1,024 -> 1,188 MiB
+# compressing, 736 -> 926 decompressing. Version 11 in both the counted and the mixed frames: 1.370 -> 1.366 (3,299,445
+# -> 3,288,402 bytes; bible 637,055 -> 632,412, kennedy.xls -1.3%, enwik6 -0.55%; obj1 +0.5%, grammar.lsp +0.5%, sum
+# +0.4%: version 11's slower mixers on small binaries), compressing 396 -> 432 s, decompressing 357 -> 393 s.
+COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 11, 1 << 20
 LARGE_COUNTED_LEVEL = 7
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)

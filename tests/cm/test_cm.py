@@ -314,3 +314,20 @@ def test_compress_and_decompress_run_one_compiled_loop():
     data = b"one loop for both sides " * 20
     assert cm.decompress(cm.compress(data, 1)) == data
     assert len(_code.signatures) == 1, _code.signatures
+
+
+@pytest.mark.parametrize("version", [7, 10, fmt.VERSION])
+def test_the_ablation_groups_silence_every_models_inputs(version):
+    """benchmarks/ablation.py's groups of inputs (model.OFF_*) cover every model of a version, a model's third input
+    (version 10) with its first two, and leave the bias on."""
+    from lmzip.cm import model
+
+    t = allocate(1, version)
+    models = t.ht.shape[0] + 2
+    n = t.w1.shape[1] - (models if version >= 10 else 0)  # where the third inputs start, after the bias
+    groups = (model.OFF_ORDERS, model.OFF_WORDS, model.OFF_SPARSE, model.OFF_RECORDS, model.OFF_INDIRECT)
+    mask = model._mask(sum(groups), t)
+    assert not mask[: 2 * models].any() and not mask[n:].any() and mask[n - 1] == 1
+    for bit in groups:
+        alone = model._mask(bit, t)
+        assert 0 < (alone == 0).sum() < 2 * models and (alone[n:] == alone[: 2 * models : 2][: len(alone) - n]).all()

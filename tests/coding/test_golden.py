@@ -11,7 +11,18 @@ from lmzip.coding import codec
 from lmzip.coding import format as fmt
 from lmzip.coding.settings import LEARNING
 from lmzip.models.checkpoint import load_model
-from tests.make_golden import ARITHS, BLOCKS, CASES, blocks_file, golden_model, golden_path, golden_settings
+from tests.make_golden import (
+    ARITHS,
+    BLOCKS,
+    CASES,
+    MIXED_VERSIONS,
+    blocks_file,
+    golden_model,
+    golden_path,
+    golden_settings,
+    mixed_path,
+    mixed_settings,
+)
 
 DATA = Path(__file__).parent.parent / "data"
 ORIGINAL = (DATA / "golden.txt").read_bytes()
@@ -55,6 +66,19 @@ def test_encoder_reproduces_the_golden_bitstream(arch, tag):
 @pytest.mark.parametrize("arch", ["gpt", "lstm"])
 def test_encoder_reproduces_the_golden_blocks(arch):
     assert blocks_file(arch) == golden_path(arch, BLOCKS).read_bytes()
+
+
+@pytest.mark.parametrize("version", MIXED_VERSIONS)
+@pytest.mark.parametrize("arch", ["gpt", "lstm"])
+def test_the_mixed_golden_files_of_newer_cm_versions_decode_and_are_reproduced(arch, version):
+    """Format 12 with the counting models of cm version 11 mixed in (the "-mix" golden files hold version 9's)."""
+    import lmzip
+
+    blob = mixed_path(arch, version).read_bytes()
+    head = fmt.parse_header(blob)
+    assert head.mix and head.mix_version == version and head.version == fmt.VERSION
+    assert lmzip.decompress(blob, model=golden_model(arch, "-mix"), jobs=1) == ORIGINAL * 2
+    assert codec.encode(CASES["-mix"][0](), golden_model(arch, "-mix"), mixed_settings(version))[0] == blob
 
 
 @pytest.mark.parametrize("arith", ARITHS)
