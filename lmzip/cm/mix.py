@@ -54,7 +54,7 @@ VERSIONS = (1, 9, 11)  # the versions a mixed frame can hold
 W_LM = 1 << 15  # the model's start weight in every first-layer mixer (1/2)
 W_CM = 1 << 11  # each counting input's (1/32; counting alone starts at 1/16: with version 9's 82 inputs, 1/16 left
 # enwik4 1,930 bytes mixed where 1/32 writes 1,895, paper5 3,447 against 3,434, alice29 27,501 against 27,471)
-W_CM_11 = 1 << 10  # version 11's 161 inputs each start at 1/64 (1/32 wrote 0.24% more over the mixed sample's files)
+W_CM_11 = 1 << 10  # version 11's 161 inputs each start at 1/64 (1/32 wrote 0.24% more over the levels' sample at -4)
 
 __all__ = ["CM_VERSION", "VERSIONS", "State", "Vocab", "allocate", "start", "step", "table_bytes"]
 

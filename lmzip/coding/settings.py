@@ -35,11 +35,11 @@ MAX_BLOCK = (1 << 32) - 1
 # peaks at 1,025 MiB compressing a 4 MiB block of English, 899 with format 11's loop: benchmarks/results/memory.md),
 # 209 at 5, which wrote 0.16% (alice29.txt) and 0.17% (paper2) less than 4, at ~0.12 GiB more per group at once
 MIX_LEVEL = 4
-# Mixed in since lmzip 0.7.0's cm version 9, version 11 (counting's newest models; 218 MiB per group at level 4)
-# wrote the first 64 KB of the sample's files 0.29% smaller (benchmarks/levels.py sizes: -4 1.8236 -> 1.8184; world192
-# -0.7%, news -0.5%, paper6 -0.5%; bible.txt's mixed frame now wins its race, -10.6%; with the counted frames in 11
-# too, below: 1.8173) at alice29.txt's 20.7 -> 19.8 / 20.6 -> 18.8 KB/s, peak 772 -> 850 MiB (one thread; Xeon,
-# AVX-512 VNNI).
+# Mixed in since format 12's first builds' cm version 9, version 11 (counting's newest models; 218 MiB per group
+# at level 4) wrote the first 64 KB of the sample's files 0.29% smaller (benchmarks/levels.py sizes: -4 1.8236 ->
+# 1.8184; world192 -0.7%, news -0.5%, paper6 -0.5%; bible.txt's mixed frame now wins its race, -10.6%; with the
+# counted frames in 11 too, below: 1.8173) at alice29.txt's 20.7 -> 19.8 / 20.6 -> 18.8 KB/s, peak 772 -> 850 MiB
+# (one thread; Xeon, AVX-512 VNNI).
 MIX_VERSION = 11  # lmzip.cm.mix.CM_VERSION
 # --mix also counts each block alone and keeps the smaller frame (lmzip.coding.stream): a block of over
 # COUNTED_LARGE bytes at COUNTED_LEVEL in cm version COUNTED_VERSION (below). Those tables live only during

@@ -128,9 +128,9 @@ def test_format_11_holds_no_cm_version_its_byte_8_is_reserved(bpe_model):
 
 
 def test_every_mixed_version_round_trips_and_the_constants_agree(bpe_model):
-    """Format 12 writes cm version 11's models mixed in (and version 9's, lmzip 0.7.0's, or version 1's where told:
-    format 11's loop, lmzip.cm.mix1, which the format-11 golden files prove); one word for it in the settings, the
-    header and the loop."""
+    """Format 12 writes cm version 11's models mixed in (and version 9's, which its first builds wrote, or version
+    1's where told: format 11's loop, lmzip.cm.mix1, which the format-11 golden files prove); one word for it in the
+    settings, the header and the loop."""
     from lmzip.cm import mix as loop
     from lmzip.coding import header, settings
 
