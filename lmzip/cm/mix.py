@@ -41,7 +41,7 @@ from lmzip.cm.coder import new_state, start_decoder
 from lmzip.cm.history import C4, FILL, N_STATE
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.loop import bit_inputs, bit_learn, bit_mix, byte_end, byte_start, mixed_learn, nibble_start, scratch
-from lmzip.cm.mixers import APM_RATE, APM_RATE_PAIR, final_rate, first_rate, refine
+from lmzip.cm.mixers import APM_RATE, APM_RATE_PAIR, final_rate, first_rate, refine, slower
 from lmzip.cm.model import Tables, n_mix, n_sets
 from lmzip.cm.model import allocate as allocate_tables
 from lmzip.cm.model import table_bytes as counting_bytes
@@ -183,7 +183,7 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
     h, g0, gate, i = seg[r], r * cap, gates[r], shared[0]
     n_mix = sel.shape[0] - 1  # counting's first-layer mixers; the model's is the last
     six = n_mix > 5
-    rates = (first_rate(i, six, tables[0].shape[0] > 40), final_rate(six))  # version 11's slower first layer
+    rates = (first_rate(i, six, slower(tables[0])), final_rate(six))
     x_lm, set_lm = x.shape[0] - 1, tables[3].shape[0] - 256
     nb_mask = (tables[0].shape[1] >> 4) - 1
     c4 = h[C4]

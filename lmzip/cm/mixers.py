@@ -40,6 +40,12 @@ def first_rate(i, six, slow):
 
 
 @njit(cache=True, inline="always")
+def slower(ht):
+    """Whether the first layer learns at version 11's slower rate (``first_rate``'s ``slow``): its 42 hashed tables."""
+    return ht.shape[0] > 40
+
+
+@njit(cache=True, inline="always")
 def final_rate(six):
     """The final mixer's rate (version 6: ``six``)."""
     return MIX_LR2_6 if six else MIX_LR2

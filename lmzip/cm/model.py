@@ -40,7 +40,7 @@ from lmzip.cm.loop import (
     scratch,
 )
 from lmzip.cm.match import EBYTE_BITS
-from lmzip.cm.mixers import APM2_BITS, final_rate, first_rate, refine
+from lmzip.cm.mixers import APM2_BITS, final_rate, first_rate, refine, slower
 from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
 from lmzip.cm.run import RUN_STATES, n_ind
 from lmzip.cm.text import LONG_STATES
@@ -229,7 +229,7 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
     x, aj = work[0], work[3]
     n_mix = work[2].shape[0]
     six = n_mix > 5  # version 6: the sixth mixer, its rates, the APMs' pairs
-    slow = tables[0].shape[0] > 40  # version 11: the first layer's slower rate
+    slow = slower(tables[0])
     lr2 = final_rate(six)
     h = hist[0]
     k_mark, next_mark = at[1], at[2]
