@@ -8,7 +8,8 @@ text lines, the record length and how many bytes the history has seen. Its bytes
 g0 … g0 + FILL; a loop over one stream has one history at g0 = 0, the mixed loop one per segment, each
 ``cap`` bytes apart in one buffer (a match may point into any segment, once that segment has coded it).
 
-Models (each with a slot per context and a state map, `state_at`; hashed ones have a row in `ht`, model m row m - 2):
+Models (each with a slot per context and a state map, `state_at`; hashed ones have a row in `ht`, model m row m - 2,
+in version 12 any row):
   0 order-0 (direct)          1 order-1 (direct)        2..6 orders 2, 3, 4, 5, 8 (hashed)
   7 word (current word)       8 word + previous word    9 sparse: bytes 2-3 back
  10 sparse: bytes 4 and 8 back
@@ -54,6 +55,9 @@ Models (each with a slot per context and a state map, `state_at`; hashed ones ha
  + (version 10) a third input per model: its state map's input again where its slot never wavered (``sure_input``)
  42, 43 (version 11) word-indirect: the word that followed the previous word last + the current word or gap; the word
    that followed the two previous words last + the same (lmzip.cm.run)
+ 44-47 (version 12) sparse: bytes 1 and 3 back; bytes 2 and 4 back; the high nibbles of the last four bytes; bytes 1
+   and 4 back (``sparse_contexts``); and the hashed models share one table, each context's row chosen by its hash
+   (lmzip.cm.parts.find_bucket)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
 shapes and every earlier version decodes through the same code.
@@ -82,8 +86,11 @@ from lmzip.cm.history import (
 from lmzip.cm.image import N_IMAGE, N_IMAGE5, N_IMAGE8
 from lmzip.cm.match import MINLEN
 from lmzip.cm.parts import (
+    SHARED,
     SM_LIMIT,
     adapt,
+    at_index,
+    at_row,
     find_bucket,
     hash2,
     row_length,
@@ -93,6 +100,7 @@ from lmzip.cm.parts import (
     slot_update_run,
 )
 from lmzip.cm.run import N_RUN
+from lmzip.cm.sparse import sparse_contexts
 from lmzip.cm.text import column_contexts, line_contexts, text_contexts, word_contexts
 
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/64.5: adapts to drift, still averages
@@ -103,12 +111,13 @@ SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
-    return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26, 10: 40}.get(version, 30 if version < 10 else 42)
+    return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26, 10: 40, 11: 42}.get(version, 30 if version < 10 else 46)
 
 
 def n_ways(version: int) -> int:
-    """The candidate buckets a context's nibble is looked up in (version 9: four)."""
-    return 4 if version >= 9 else 2
+    """The candidate buckets a context's nibble is looked up in (version 9: four; version 12: in a table the hashed
+    models share, `find_bucket`)."""
+    return 2 if version < 9 else 4 if version < 12 else 4 | SHARED
 
 
 def n_ebyte(version: int) -> int:
@@ -200,6 +209,9 @@ def contexts(ctx, h, buf, g0):
         column_contexts(ctx, h, buf, g0, col, c1)
     if ctx.shape[0] > 30:
         word_contexts(ctx, h)
+    if ctx.shape[0] > 42:
+        sparse_contexts(ctx, c4)
+
 
 
 @njit(cache=True, inline="always")
@@ -238,7 +250,7 @@ def inputs(x, t01, ht, sm, base, nib, c0, c1, j, sure):
     sure_input(x, sure, 1, v)
     known = 0
     for k in range(ht.shape[0]):
-        v = np.int64(ht[k, base[k] + nib])
+        v = np.int64(ht[at_row(base[k]), at_index(base[k]) + nib])
         r, col = state_at(wide, 2 + k, j, c0)
         x[4 + 2 * k], x[5 + 2 * k] = slot_inputs(v, sm, r, col, smask)
         sure_input(x, sure, 2 + k, v)
@@ -264,7 +276,7 @@ def learn(t01, ht, sm, base, nib, c0, c1, j, y):
     slot_learn(t01, 0, c0, sm, 0, wide, j, c0, y)
     slot_learn(t01, 1, (c1 << 8) | c0, sm, 1, wide, j, c0, y)
     for k in range(ht.shape[0]):
-        slot_learn(ht, k, base[k] + nib, sm, 2 + k, wide, j, c0, y)
+        slot_learn(ht, at_row(base[k]), at_index(base[k]) + nib, sm, 2 + k, wide, j, c0, y)
 
 
 @njit(cache=True, inline="always")

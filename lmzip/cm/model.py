@@ -160,7 +160,9 @@ def _mask(off: int, t: Tables) -> np.ndarray:
     if models > 28:  # version 7: the column models go with the records
         spans += [(OFF_RECORDS, 56, 64)]
     if models > 40:  # version 10: the words further back; the token-indirect models (version 11: word-indirect)
-        spans += [(OFF_WORDS, 64, 80), (OFF_INDIRECT, 80, 2 * models)]
+        spans += [(OFF_WORDS, 64, 80), (OFF_INDIRECT, 80, min(88, 2 * models))]
+    if models > 44:  # version 12: four more sparse models
+        spans += [(OFF_SPARSE, 88, 2 * models)]
     mask = np.ones(t.w1.shape[1], dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:

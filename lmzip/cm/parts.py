@@ -24,6 +24,10 @@ SLOT_INIT = 1 << 31  # p = 1/2, never seen
 P_SHIFT = 10
 SM_LIMIT = 255  # a state map's entry (an adaptive p, `adapt`) stops slowing its rate at 1/256.5
 SKIP_ERR = 12 * 24  # mixer errors below 12/4096 (at the rate x24 the model uses) are not trained on
+# A lookup's candidate buckets (`find_bucket`'s ``ways``: 2, cm version 9 on 4), with SHARED (cm version 12) one
+# table for all the hashed models, a context's row chosen by its hash (ROW_SALT makes that independent of its bucket)
+SHARED = 8
+ROW_SALT = 0x5BD1E995
 
 
 @njit(cache=True, inline="always")
@@ -78,24 +82,40 @@ def slot_update_run(v: int, y: int, limit: int) -> int:
 def find_bucket(t: np.ndarray, k: int, h: int, nb_mask: int, ways: int) -> int:
     """The 16-slot bucket for hash h in table row k (slot 0 holds a 16-bit check, 1..15 a nibble's
     bit tree). ``ways`` neighbouring candidates (2; cm version 9: 4, one 256-byte block) are probed; on a
-    miss the least used one (by its first slot's count; the first of equals) is cleared and claimed.
-    Returns the index of the bucket's slot 0."""
+    miss the least used one (by its first slot's count; the first of equals) is cleared and claimed. With
+    ``ways`` & SHARED (cm version 12) the row is chosen by the hash too: every model's contexts share every row,
+    so a busy model takes the room a quiet one leaves. Returns where the bucket's slot 0 is: row << 32 | index."""
     chk = (h >> 16) & 0xFFFF
     b0 = (h & nb_mask) << 4
+    if ways & SHARED:
+        k = ((hash2(h, ROW_SALT) & 0xFFFF) * t.shape[0]) >> 16
+    row = k << 32
     if (t[k, b0] >> 16) == chk:
-        return b0
+        return row | b0
     best, least = b0, (t[k, b0 + 1] >> 4) & 63
-    for i in range(1, 4 if ways == 4 else 2):
+    for i in range(1, ways & 7):
         b = b0 ^ (i << 4)
         if (t[k, b] >> 16) == chk:
-            return b
+            return row | b
         u = (t[k, b + 1] >> 4) & 63
         if u < least:
             best, least = b, u
     t[k, best] = chk << 16
     for s in range(1, 16):
         t[k, best + s] = SLOT_INIT
-    return best
+    return row | best
+
+
+@njit(cache=True, inline="always")
+def at_row(b: int) -> int:
+    """The table row of a bucket `find_bucket` returned."""
+    return b >> 32
+
+
+@njit(cache=True, inline="always")
+def at_index(b: int) -> int:
+    """The index in its row of a bucket `find_bucket` returned."""
+    return b & M32
 
 
 @njit(cache=True, inline="always")

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm.history import GAP, W0
-from lmzip.cm.parts import SM_LIMIT, adapt, hash2
+from lmzip.cm.parts import SM_LIMIT, adapt, at_index, at_row, hash2
 from lmzip.cm.tables import stretch
 
 N_RUN = 7              # the run model's inputs: hashed models 0..6
@@ -91,7 +91,7 @@ def run_start(ht, base, rpos, rinfo):
     the byte it saw last and how many times in a row (the low 16 bits of the bucket's check slot)."""
     for k in range(rpos.shape[0]):
         rpos[k] = base[k]
-        rinfo[k] = np.int64(ht[k, base[k]]) & 0xFFFF
+        rinfo[k] = np.int64(ht[at_row(base[k]), at_index(base[k])]) & 0xFFFF
 
 
 @njit(cache=True, inline="always")
@@ -122,7 +122,7 @@ def run_done(ht, rpos, rinfo, c):
     """Each context's run after byte ``c``: one longer, or a new run of ``c`` (a bucket claimed again within
     the byte, whose low bits no longer hold the run read at its start, is left alone)."""
     for k in range(rpos.shape[0]):
-        v = np.int64(ht[k, rpos[k]])
+        v = np.int64(ht[at_row(rpos[k]), at_index(rpos[k])])
         if v & 0xFFFF != rinfo[k]:
             continue
         n, b = rinfo[k] & 0xFF, rinfo[k] >> 8
@@ -130,4 +130,4 @@ def run_done(ht, rpos, rinfo, c):
             n = min(n + 1, 255)
         else:
             n, b = 1, c
-        ht[k, rpos[k]] = (v & 0xFFFF0000) | (b << 8) | n
+        ht[at_row(rpos[k]), at_index(rpos[k])] = (v & 0xFFFF0000) | (b << 8) | n

@@ -65,7 +65,9 @@ MIX_VERSION = 11  # lmzip.cm.mix.CM_VERSION
 # compressing, 736 -> 926 decompressing. Version 11 in both the counted and the mixed frames: 1.370 -> 1.366 (3,299,445
 # -> 3,288,402 bytes; bible 637,055 -> 632,412, kennedy.xls -1.3%, enwik6 -0.55%; obj1 +0.5%, grammar.lsp +0.5%, sum
 # +0.4%: version 11's slower mixers on small binaries), compressing 396 -> 432 s, decompressing 357 -> 393 s.
-COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 11, 1 << 20
+# Version 12 in the counted frames (the mixed frames stay in 11): one table the hashed models share and four sparse
+# contexts, measured below (benchmarks/README.md).
+COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 12, 1 << 20
 LARGE_COUNTED_LEVEL = 7
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)
