@@ -213,7 +213,6 @@ def contexts(ctx, h, buf, g0):
         sparse_contexts(ctx, c4)
 
 
-
 @njit(cache=True, inline="always")
 def buckets(ht, base, ctx, c0, nb_mask, ways):
     """Each hashed model's bucket for the nibble that starts at partial byte ``c0`` (among ``ways`` candidates)."""
