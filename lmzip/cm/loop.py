@@ -54,12 +54,22 @@ N_SETS = SET_C2 + 256
 SET_C21 = N_SETS       # version 3: the fifth mixer's sets, by the last two bytes
 SET_TYPES = SET_C21 + 65536  # version 6: the sixth mixer's, by the partial byte x the last two bytes' types x
 # the word's length (0-3)
+SET_GROUP = SET_TYPES + 65536  # version 13: the group mixers' sets (`group_bounds`): the models from 7 on by the
+GROUP_SETS = 1 << 15  # partial byte x the word's length (0-15) x the last byte's type (GROUP_SETS), then the
+SET_ORDERS = SET_GROUP + GROUP_SETS  # orders by the partial byte x the previous byte (65536)
+
+
+def group_bounds(n_count: int, models: int) -> np.ndarray:
+    """Where version 13's two group mixers sit among counting's ``n_count`` first-layer mixers (8; fewer: none) and
+    the end of their first group's inputs: models 7 on (the words, text, lines, columns, indirect and sparse models,
+    x[14:2 * models]); the second weighs the orders (x[:14], lmzip.cm.mixers.ORDERS_END)."""
+    return np.array([n_count - 2 if n_count >= 8 else -9, 2 * models], dtype=np.int64)
 
 
 @njit(cache=True, inline="always")
-def scratch(w1, wf, ht, it, rsm, ltab):
+def scratch(w1, wf, ht, it, rsm, ltab, groups):
     """A loop's work arrays, sized by the version's tables (the mixed loop's w1 and wf hold the language model's
-    input and mixer too)."""
+    input and mixer too; ``groups``: `group_bounds`)."""
     return (np.zeros(w1.shape[1], dtype=np.int64),    # x: the mixers' inputs
             np.zeros(wf.shape[1], dtype=np.int64),    # xf: the first layer's outputs, then the bias
             np.zeros(wf.shape[1] - 1, dtype=np.int64),  # sel: each first-layer mixer's weight set for this bit
@@ -70,7 +80,8 @@ def scratch(w1, wf, ht, it, rsm, ltab):
             np.zeros(rsm.shape[0], dtype=np.int64),   # rpos: per run context, its first nibble's bucket
             np.zeros(rsm.shape[0], dtype=np.int64),   # rinfo: its run as the byte started
             np.full(rsm.shape[0], -1, dtype=np.int64),  # ridx: its state-map entry for this bit (-1: none)
-            np.zeros(w1.shape[0] if ltab.shape[0] else 0, dtype=np.int64))  # wn: version 5, each weight set's uses
+            np.zeros(w1.shape[0] if ltab.shape[0] else 0, dtype=np.int64),  # wn: version 5, each weight set's uses
+            groups)
 
 
 @njit(cache=True, inline="always")
@@ -149,8 +160,9 @@ def bit_inputs(tables, work, h, buf, g0, at, expect, gate):
 @njit(cache=True, inline="always")
 def bit_mix(tables, work, h, at, seen, gate, n_mix):
     """The first-layer mixers (the first ``n_mix``: counting's; weight sets by the partial byte and the match/orders
-    state, version 6 the types) and the final mixer over the inputs in ``x``; returns the final mixer's weight set
-    and its output (stretched)."""
+    state, version 6 the types, version 13's two group mixers the word's length and the last byte's type, the
+    previous byte) and the final mixer over the inputs in ``x``; returns the final mixer's weight set and its output
+    (stretched)."""
     w1, wf = tables[3], tables[4]
     x, xf, sel = work[0], work[1], work[2]
     c0, c4, j = at
@@ -160,7 +172,10 @@ def bit_mix(tables, work, h, at, seen, gate, n_mix):
     if n_mix >= 6:
         sel[5] = SET_TYPES + (c0 | ((h[TYPES] & 0x3F) << 8) | (min(h[WLEN], 3) << 14))
         s2 = image_sets(sel, SET_TYPES, iset, s2, gate)
-    return s2, mix(w1, wf, x, xf, sel, s2)
+    if n_mix >= 8:
+        sel[6] = SET_GROUP + (c0 | (min(h[WLEN], 15) << 8) | ((h[TYPES] & 7) << 12))
+        sel[7] = SET_ORDERS + (c0 | ((c4 & 0xFF) << 8))
+    return s2, mix(w1, wf, x, xf, sel, s2, work[11])
 
 
 @njit(cache=True, inline="always")
@@ -185,7 +200,7 @@ def mixed_learn(tables, work, s2, df, y, rates, six):
     """The mixers (``rates``: the first layer's and the final mixer's) and the three APM stages after bit ``y``."""
     w1, wf, apm1, apm2, apm3 = tables[3], tables[4], tables[5], tables[6], tables[7]
     x, xf, sel, aj, wn = work[0], work[1], work[2], work[3], work[10]
-    mix_learn(w1, wf, x, xf, sel, s2, df, y, rates[0], rates[1], wn, six)
+    mix_learn(w1, wf, x, xf, sel, s2, df, y, rates[0], rates[1], wn, six, work[11])
     refine_learn((apm1, apm2, apm3), aj, y, six)
 
 

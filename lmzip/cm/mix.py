@@ -40,7 +40,17 @@ from lmzip.cm.body import n_inputs
 from lmzip.cm.coder import new_state, start_decoder
 from lmzip.cm.history import C4, FILL, N_STATE
 from lmzip.cm.jitcache import UNCOUNTED
-from lmzip.cm.loop import bit_inputs, bit_learn, bit_mix, byte_end, byte_start, mixed_learn, nibble_start, scratch
+from lmzip.cm.loop import (
+    bit_inputs,
+    bit_learn,
+    bit_mix,
+    byte_end,
+    byte_start,
+    group_bounds,
+    mixed_learn,
+    nibble_start,
+    scratch,
+)
 from lmzip.cm.mixers import APM_RATE, APM_RATE_PAIR, final_rate, first_rate, refine, slower
 from lmzip.cm.model import Tables, n_mix, n_sets
 from lmzip.cm.model import allocate as allocate_tables
@@ -102,7 +112,7 @@ def allocate(level: int, segments: int, cap: int, vocab_size: int, version: int 
         w1[:, n_inputs(version)] = W_LM  # the model's input follows counting's (its bias last)
         k = n_mix(version) + 1
         cm = replace(t, w1=w1, wf=np.full((256, k + 1), 65536 // k, dtype=np.int32))
-        work = scratch(cm.w1, cm.wf, cm.ht, cm.it, cm.rsm, cm.ltab)
+        work = scratch(cm.w1, cm.wf, cm.ht, cm.it, cm.rsm, cm.ltab, group_bounds(n_mix(version), cm.ht.shape[0] + 2))
     return State(
         cm=cm, version=version, apm4=apm_init(32 * 256), apm5=apm_init(256 * 32),
         seg=np.zeros((segments, N_STATE), dtype=np.int64),

@@ -20,6 +20,7 @@ from lmzip.cm.parts import (
 )
 
 APM2_BITS = 14
+ORDERS_END = 14  # the orders' inputs (models 0-6, two each) come first; version 13's last group mixer weighs them
 MIX_LR1, MIX_LR2 = 24, 16  # the mixers' rates: the first layer (at the start: it falls by half), the final mixer
 MIX_LR1_6, MIX_LR2_6 = 16, 10  # version 6's: the first layer's falls from 24 to 8, sooner (first_rate)
 MIX_LR1_11 = 12  # version 11's: from 18 to 6 (its 161 inputs learn best slower: -0.13% over the sample)
@@ -52,21 +53,33 @@ def final_rate(six):
 
 
 @njit(cache=True, inline="always")
-def mix(w1, wf, x, xf, sel, s2):
-    """The first-layer mixers' outputs into xf (mixer k with weight set sel[k]), then the final mixer's
-    (its set ``s2``), in the stretch domain."""
+def group_dot(w1, ws, x, k, groups):
+    """First-layer mixer k's output: over every input, or for version 13's group mixers (``groups``: the first one's
+    index and the end of the models' inputs, `lmzip.cm.loop.group_bounds`) over their group's."""
+    if k == groups[0]:
+        return mix_dot(w1, ws, x, groups[1], ORDERS_END)
+    if k == groups[0] + 1:
+        return mix_dot(w1, ws, x, ORDERS_END)
+    return mix_dot(w1, ws, x, x.shape[0])
+
+
+@njit(cache=True, inline="always")
+def mix(w1, wf, x, xf, sel, s2, groups):
+    """The first-layer mixers' outputs into xf (mixer k with weight set sel[k], over its inputs: `group_dot`), then
+    the final mixer's (its set ``s2``), in the stretch domain."""
     n = xf.shape[0] - 1
     for k in range(n):
-        xf[k] = mix_dot(w1, sel[k], x, x.shape[0])
+        xf[k] = group_dot(w1, sel[k], x, k, groups)
     xf[n] = 256
     return mix_dot(wf, s2, xf, n + 1)
 
 
 @njit(cache=True, inline="always")
-def mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six):
+def mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six, groups):
     """Every mixer after bit ``y``: the first layer at rate ``lr1`` (version 5: faster while a weight set is
     young, ``wn`` counting each set's uses: x(1 + 24/(uses + 16)), version 6 x(1 + 96/(uses + 32))), the final
-    mixer at ``lr2``; version 6 skips fewer small errors (``six``)."""
+    mixer at ``lr2``; version 6 skips fewer small errors (``six``); each first-layer mixer learns over its own
+    inputs (``groups``, as `group_dot`)."""
     n = xf.shape[0] - 1
     young, half, skip = (96, 32, SKIP_ERR_6) if six else (24, 16, SKIP_ERR)
     for k in range(n):
@@ -76,7 +89,13 @@ def mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six):
             r += (lr1 * young) // (u + half)
             if u < 65535:
                 wn[sel[k]] = u + 1
-        mix_train(w1, sel[k], x, x.shape[0], ((y << 12) - sq(xf[k])) * r, skip)
+        err = ((y << 12) - sq(xf[k])) * r
+        if k == groups[0]:
+            mix_train(w1, sel[k], x, groups[1], err, skip, ORDERS_END)
+        elif k == groups[0] + 1:
+            mix_train(w1, sel[k], x, ORDERS_END, err, skip)
+        else:
+            mix_train(w1, sel[k], x, x.shape[0], err, skip)
     mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * lr2, skip)
 
 

@@ -7,7 +7,8 @@ learns faster while it is young, by its count of uses; version 6 adds a sixth, b
 bytes' types x the word's length, and learns slower once past the first 64 KiB; version 7 adds four column models
 to `body`; version 8's image model picks the sixth mixer's set, the final mixer's and the order-2 APM's context
 where it is on; version 9 looks contexts up in four buckets, not two; version 10 gives each model a third input,
-its state's p where its slot never wavered), a final mixer (sets by match/orders state)
+its state's p where its slot never wavered; version 13 adds two group mixers, each over one group of inputs: the
+models from 7 on, the orders), a final mixer (sets by match/orders state)
 combines those, three APM stages (order 1, order 2, match state; version 6 updates both buckets each reads) refine
 the result, and the arithmetic coder spends -log2(p) bits on the bit actually seen. Encoding and decoding run this
 very loop (`encode` picks which coder step is called), so the two sides cannot drift apart: the decoder rebuilds
@@ -29,12 +30,14 @@ from lmzip.cm.history import C4, N_STATE
 from lmzip.cm.image import IMAGE_BITS
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.loop import (
+    GROUP_SETS,
     N_SETS,
     bit_inputs,
     bit_learn,
     bit_mix,
     byte_end,
     byte_start,
+    group_bounds,
     mixed_learn,
     nibble_start,
     scratch,
@@ -45,7 +48,7 @@ from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
 from lmzip.cm.run import RUN_STATES, n_ind
 from lmzip.cm.text import LONG_STATES
 
-N_MIX = 4              # first-layer mixers (version 3: 5, 6: 6); the final mixer weighs them (sets by SET_ST)
+N_MIX = 4              # first-layer mixers (version 3: 5, 6: 6, 13: 8); the final mixer weighs them (sets by SET_ST)
 
 
 @dataclass(frozen=True)
@@ -89,12 +92,13 @@ def table_bits(level: int) -> tuple[int, int]:
 
 def n_mix(version: int) -> int:
     """The first-layer mixers of a cm version."""
-    return N_MIX + (version >= 3) + (version >= 6)
+    return N_MIX + (version >= 3) + (version >= 6) + 2 * (version >= 13)
 
 
 def n_sets(version: int) -> int:
     """The first-layer mixers' weight sets of a cm version."""
-    return N_SETS + (65536 if version >= 3 else 0) + (65536 if version >= 6 else 0)
+    groups = GROUP_SETS + 65536 if version >= 13 else 0  # the group mixers' (lmzip.cm.loop.SET_GROUP)
+    return N_SETS + (65536 if version >= 3 else 0) + (65536 if version >= 6 else 0) + groups
 
 
 def table_bytes(level: int, version: int | None = None) -> int:
@@ -186,7 +190,7 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
     out = np.empty(n // 2 + 1024, dtype=np.uint8) if encode else buf
     if not encode:
         start_decoder(st, src)
-    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab)
+    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2))
     # the stream's history (lmzip.cm.body; its bytes in buf), where each byte value was last seen (+1) and the
     # distance between its last two sightings (the record model's), the image model's gate (lmzip.cm.image)
     hist = (np.zeros((1, N_STATE), dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64),

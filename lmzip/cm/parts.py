@@ -119,10 +119,11 @@ def at_index(b: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def mix_dot(w: np.ndarray, ws: int, x: np.ndarray, n: int) -> int:
-    """The mixer's output in the stretch domain: sum(w * x) / 65536 with weight set ws, clamped."""
+def mix_dot(w: np.ndarray, ws: int, x: np.ndarray, n: int, lo: int = 0) -> int:
+    """The mixer's output in the stretch domain: sum(w * x) / 65536 over inputs lo..n-1 with weight set ws,
+    clamped."""
     s = 0
-    for i in range(n):
+    for i in range(lo, n):
         s += np.int64(w[ws, i]) * x[i]
     s >>= 16
     if s > 2047:
@@ -133,13 +134,13 @@ def mix_dot(w: np.ndarray, ws: int, x: np.ndarray, n: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def mix_train(w: np.ndarray, ws: int, x: np.ndarray, n: int, err: int, skip: int) -> None:
-    """One gradient step on coding cost: w += x * err (err already scaled by the learning rate).
-    A tiny error (below ``skip``: the mixer was right within ~0.3%) is skipped: it would barely move the
+def mix_train(w: np.ndarray, ws: int, x: np.ndarray, n: int, err: int, skip: int, lo: int = 0) -> None:
+    """One gradient step on coding cost over inputs lo..n-1: w += x * err (err already scaled by the learning
+    rate). A tiny error (below ``skip``: the mixer was right within ~0.3%) is skipped: it would barely move the
     weights, and on redundant data most bits are like that, so skipping them saves much of the time."""
     if -skip < err < skip:
         return
-    for i in range(n):
+    for i in range(lo, n):
         v = w[ws, i] + ((x[i] * err) >> 16)
         if v > 0x3FFFFFFF:
             v = 0x3FFFFFFF

@@ -70,7 +70,7 @@ MIX_VERSION = 11  # lmzip.cm.mix.CM_VERSION
 # world192 -0.4%, bible -0.3%; grammar.lsp +0.5%), compressing 432 -> 478 s; level 7's tables 810 -> 880 MiB, yet
 # bible.txt's peaks stay 1,811 MiB compressing (1,820 in version 11, the same sitting: the mixed groups set it),
 # 1,040 decompressing (/usr/bin/time -v lmzip -c).
-COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 12, 1 << 20
+COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 13, 1 << 20
 LARGE_COUNTED_LEVEL = 7
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)

@@ -34,6 +34,9 @@ GOLDEN_CM9 = GOLDEN.with_name("counted-v14-cm9.lmz")  # the same at cm level 7 i
 GOLDEN_CM10 = GOLDEN.with_name("counted-v14-cm10.lmz")  # the same at cm level 7 in cm version 10
 GOLDEN_CM11 = GOLDEN.with_name("counted-v14-cm11.lmz")  # the same at cm level 7 in cm version 11
 GOLDEN_CM12 = GOLDEN.with_name("counted-v14-cm12.lmz")  # the same at cm level 7 in cm version 12
+GOLDEN_CM13 = GOLDEN.with_name("counted-v14-cm13.lmz")  # the same at cm level 7 in cm version 13
+CM_GOLDEN = (GOLDEN_CM13, GOLDEN_CM12, GOLDEN_CM11, GOLDEN_CM10, GOLDEN_CM9, GOLDEN_CM8, GOLDEN_CM7, GOLDEN_CM6,
+             GOLDEN_CM5, GOLDEN_CM4)  # newest first
 GOLDEN_V10 = GOLDEN.with_name("counted-v10.lmz")  # the same, written before short frames had a payload length
 FRAME = GOLDEN.with_name("counted-frame-v10.lmz")  # cm version 1 as an ordinary counting frame (as in files of blocks)
 
@@ -71,11 +74,10 @@ def test_counting_codes_text_smaller_than_xz_and_every_block_alone():
 
 def test_the_counting_golden_files_decode_and_are_reproduced():
     data = TEXT[:600] * 4
-    for f in (GOLDEN, GOLDEN_CM12, GOLDEN_CM11, GOLDEN_CM10, GOLDEN_CM9, GOLDEN_CM8, GOLDEN_CM7, GOLDEN_CM6, GOLDEN_CM5,
-              GOLDEN_CM4, GOLDEN_V14, BLOCKS, BLOCKS_12, GOLDEN_V12, GOLDEN_V10, FRAME):
+    for f in (GOLDEN, *CM_GOLDEN, GOLDEN_V14, BLOCKS, BLOCKS_12, GOLDEN_V12, GOLDEN_V10, FRAME):
         assert lmzip.decompress(f.read_bytes(), jobs=1) == data, f.name
     assert counted(data) == GOLDEN.read_bytes()  # format or counting drift fails here
-    assert counted(data, "cm-7") == GOLDEN_CM12.read_bytes()
+    assert counted(data, "cm-7") == GOLDEN_CM13.read_bytes()
     out = io.BytesIO()
     stream.compress_stream(io.BytesIO(data), out, None, Settings.make(counting=1, block_size=1024))
     assert out.getvalue() == BLOCKS_12.read_bytes()
@@ -86,11 +88,9 @@ def test_the_counting_golden_files_decode_and_are_reproduced():
     v12, v10, frame = GOLDEN_V12.read_bytes(), GOLDEN_V10.read_bytes(), FRAME.read_bytes()  # cm 1's coder bytes
     assert v12[fmt.parse_header(v12).size :] == frame[fmt.parse_header(frame).size + 18 :]
     assert v12[fmt.parse_header(v12).size :] == v10[fmt.parse_header(v10).size :]
-    files = (GOLDEN_CM12, GOLDEN_CM11, GOLDEN_CM10, GOLDEN_CM9, GOLDEN_CM8, GOLDEN_CM7, GOLDEN_CM6, GOLDEN_CM5,
-             GOLDEN_CM4, GOLDEN_V14, GOLDEN, GOLDEN_V12, GOLDEN_V10)
-    heads = [fmt.parse_header(f.read_bytes()) for f in files]
-    assert [(h.version, h.counted_by) for h in heads] == [(14, 12), (14, 11), (14, 10), (14, 9), (14, 8), (14, 7),
-                                                          (14, 6), (14, 5), (14, 4), (14, 3), (13, 2), (12, 1), (10, 1)]
+    heads = [fmt.parse_header(f.read_bytes()) for f in (*CM_GOLDEN, GOLDEN_V14, GOLDEN, GOLDEN_V12, GOLDEN_V10)]
+    expected = [(14, v) for v in range(13, 2, -1)] + [(13, 2), (12, 1), (10, 1)]  # (frame, cm version)
+    assert [(h.version, h.counted_by) for h in heads] == expected
     assert hashlib.sha256(GOLDEN_V14.read_bytes()).hexdigest()[:16] == "41f178d331039ea7"
     assert hashlib.sha256(GOLDEN_CM4.read_bytes()).hexdigest()[:16] == "d395525ea9bce626"
     assert hashlib.sha256(GOLDEN_CM5.read_bytes()).hexdigest()[:16] == "c98e4b5a464f6b71"
@@ -101,11 +101,12 @@ def test_the_counting_golden_files_decode_and_are_reproduced():
     assert hashlib.sha256(GOLDEN_CM10.read_bytes()).hexdigest()[:16] == "4b999f8bc2b5898c"
     assert hashlib.sha256(GOLDEN_CM11.read_bytes()).hexdigest()[:16] == "b89e2778d1920359"
     assert hashlib.sha256(GOLDEN_CM12.read_bytes()).hexdigest()[:16] == "3bd3a30a71c7425b"
+    assert hashlib.sha256(GOLDEN_CM13.read_bytes()).hexdigest()[:16] == "6dd4d193423c83fe"
     assert all(p[1][4] == 2 for p in fmt.read_frames(io.BytesIO(BLOCKS.read_bytes())))  # each frame's cm stream
 
 
 @pytest.mark.parametrize("cm_version, message", [(2, "corrupt header [(]cm version 2 in a version-14 frame"),
-                                                 (13, "cm stream version 13 is not supported")])
+                                                 (14, "cm stream version 14 is not supported")])
 def test_a_short_frame_of_an_unknown_cm_version_is_refused_in_one_line(cm_version, message):
     blob = GOLDEN_V14.read_bytes()
     at = fmt.parse_header(blob).size - 4 - 2  # the cm version: after the level, before the payload length
