@@ -52,7 +52,7 @@ from lmzip.cm.loop import (
     scratch,
 )
 from lmzip.cm.mixers import APM_RATE, APM_RATE_PAIR, final_rate, first_rate, refine, slower
-from lmzip.cm.model import Tables, n_mix, n_sets
+from lmzip.cm.model import Tables, n_final, n_mix, n_sets
 from lmzip.cm.model import allocate as allocate_tables
 from lmzip.cm.model import table_bytes as counting_bytes
 from lmzip.cm.parts import apm_init, apm_p, apm_p_pair, apm_update, apm_update_pair, clamp_p, sq
@@ -97,7 +97,7 @@ def table_bytes(level: int, segments: int, cap: int, version: int = CM_VERSION) 
     if version == 1:
         return mix1.table_bytes(level, segments, cap)
     # the model's input column in every weight set, its 256 sets, its column of the final mixer, apm4 and apm5
-    extra = 4 * n_sets(version) + 4 * 256 * (n_inputs(version) + 1) + 4 * 256 + 4 * 33 * (2 * 32 * 256)
+    extra = 4 * n_sets(version) + 4 * 256 * (n_inputs(version) + 1) + 4 * n_final(version) + 4 * 33 * (2 * 32 * 256)
     return counting_bytes(level, version) + extra + segments * (8 * N_STATE + 16 * 256 + 32 + cap)
 
 
@@ -111,7 +111,7 @@ def allocate(level: int, segments: int, cap: int, vocab_size: int, version: int 
         w1 = np.full((n_sets(version) + 32 * 8, n_inputs(version) + 1), start, dtype=np.int32)
         w1[:, n_inputs(version)] = W_LM  # the model's input follows counting's (its bias last)
         k = n_mix(version) + 1
-        cm = replace(t, w1=w1, wf=np.full((256, k + 1), 65536 // k, dtype=np.int32))
+        cm = replace(t, w1=w1, wf=np.full((t.wf.shape[0], k + 1), 65536 // k, dtype=np.int32))
         work = scratch(cm.w1, cm.wf, cm.ht, cm.it, cm.rsm, cm.ltab, group_bounds(n_mix(version), cm.ht.shape[0] + 2))
     return State(
         cm=cm, version=version, apm4=apm_init(32 * 256), apm5=apm_init(256 * 32),

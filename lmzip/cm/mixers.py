@@ -20,6 +20,7 @@ from lmzip.cm.parts import (
 )
 
 APM2_BITS = 14
+FINAL_SETS = 256  # the final mixer's weight sets by match/orders state (or the image model's); version 13 adds 256
 ORDERS_END = 14  # the orders' inputs (models 0-6, two each) come first; version 13's last group mixer weighs them
 MIX_LR1, MIX_LR2 = 24, 16  # the mixers' rates: the first layer (at the start: it falls by half), the final mixer
 MIX_LR1_6, MIX_LR2_6 = 16, 10  # version 6's: the first layer's falls from 24 to 8, sooner (first_rate)
@@ -64,22 +65,29 @@ def group_dot(w1, ws, x, k, groups):
 
 
 @njit(cache=True, inline="always")
-def mix(w1, wf, x, xf, sel, s2, groups):
+def mix(w1, wf, x, xf, sel, s2, groups, fin, c0):
     """The first-layer mixers' outputs into xf (mixer k with weight set sel[k], over its inputs: `group_dot`), then
-    the final mixer's (its set ``s2``), in the stretch domain."""
+    the final mixer's (its set ``s2``), in the stretch domain; version 13 (``wf`` holds more than FINAL_SETS
+    sets) averages it with a second final weight set's, by the partial byte ``c0``, keeping both outputs and that
+    set in ``fin`` for `mix_learn`."""
     n = xf.shape[0] - 1
     for k in range(n):
         xf[k] = group_dot(w1, sel[k], x, k, groups)
     xf[n] = 256
-    return mix_dot(wf, s2, xf, n + 1)
+    d = mix_dot(wf, s2, xf, n + 1)
+    if wf.shape[0] > FINAL_SETS:
+        fin[0], fin[2] = d, FINAL_SETS + c0
+        fin[1] = mix_dot(wf, fin[2], xf, n + 1)
+        d = (d + fin[1]) >> 1
+    return d
 
 
 @njit(cache=True, inline="always")
-def mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six, groups):
+def mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six, groups, fin):
     """Every mixer after bit ``y``: the first layer at rate ``lr1`` (version 5: faster while a weight set is
     young, ``wn`` counting each set's uses: x(1 + 24/(uses + 16)), version 6 x(1 + 96/(uses + 32))), the final
     mixer at ``lr2``; version 6 skips fewer small errors (``six``); each first-layer mixer learns over its own
-    inputs (``groups``, as `group_dot`)."""
+    inputs (``groups``, as `group_dot`); version 13's two final weight sets each on its own error (``fin``)."""
     n = xf.shape[0] - 1
     young, half, skip = (96, 32, SKIP_ERR_6) if six else (24, 16, SKIP_ERR)
     for k in range(n):
@@ -96,7 +104,11 @@ def mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six, groups):
             mix_train(w1, sel[k], x, ORDERS_END, err, skip)
         else:
             mix_train(w1, sel[k], x, x.shape[0], err, skip)
-    mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * lr2, skip)
+    if wf.shape[0] > FINAL_SETS:  # version 13: each final weight set on its own output's error (`mix`)
+        mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(fin[0])) * lr2, skip)
+        mix_train(wf, fin[2], xf, n + 1, ((y << 12) - sq(fin[1])) * lr2, skip)
+    else:
+        mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * lr2, skip)
 
 
 @njit(cache=True, inline="always")

@@ -43,7 +43,7 @@ from lmzip.cm.loop import (
     scratch,
 )
 from lmzip.cm.match import EBYTE_BITS
-from lmzip.cm.mixers import APM2_BITS, final_rate, first_rate, refine, slower
+from lmzip.cm.mixers import APM2_BITS, FINAL_SETS, final_rate, first_rate, refine, slower
 from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
 from lmzip.cm.run import RUN_STATES, n_ind
 from lmzip.cm.text import LONG_STATES
@@ -101,12 +101,18 @@ def n_sets(version: int) -> int:
     return N_SETS + (65536 if version >= 3 else 0) + (65536 if version >= 6 else 0) + groups
 
 
+def n_final(version: int) -> int:
+    """The final mixer's weight sets of a cm version: by match/orders state (or the image model's), version 13 by
+    the partial byte too (lmzip.cm.mixers.mix)."""
+    return FINAL_SETS + (256 if version >= 13 else 0)
+
+
 def table_bytes(level: int, version: int | None = None) -> int:
     """The memory the tables of a level take (in cm ``version``, else the level's), computed from the sizes alone."""
     tb, mb = table_bits(level)
     version = version_for(level) if version is None else version
     return (4 * (n_hashed(version) << tb) + 4 * 2 * 65536 + 4 * int(np.prod(sm_shape(version)))
-            + 4 * n_inputs(version) * n_sets(version) + 4 * 256 * (n_mix(version) + 1)
+            + 4 * n_inputs(version) * n_sets(version) + 4 * n_final(version) * (n_mix(version) + 1)
             + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256) + 4 * (1 << mb) + 4 * 64
             + 4 * (n_image(version) << IMAGE_BITS) + 4 * RUN_STATES * n_run(version)
             + 2 * n_ind(version) + 4 * (n_ebyte(version) << EBYTE_BITS)
@@ -124,7 +130,7 @@ def allocate(level: int, version: int | None = None) -> Tables:
         t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
         sm=np.full(sm_shape(version), half, dtype=np.uint32),
         w1=np.full((n_sets(version), n_inputs(version)), 1 << 12, dtype=np.int32),
-        wf=np.full((256, n_mix(version) + 1), 65536 // n_mix(version), dtype=np.int32),
+        wf=np.full((n_final(version), n_mix(version) + 1), 65536 // n_mix(version), dtype=np.int32),
         apm1=apm_init(65536),
         apm2=apm_init(1 << APM2_BITS),
         apm3=apm_init(65 * 256),

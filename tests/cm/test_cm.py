@@ -80,7 +80,7 @@ GOLDEN = {1: "de439c5a0b4ae690bd2a28dbd9e73b781d207db38388e1582d62fde3c671b851",
           10: "a5478873dc3d8e8bae151dfe9bf00b9f80b00d51920cbbfcfa4a0e2cb8e186d8",
           11: "cb4689ae0be956f7748d6f41407082b25231e9245cfad929287e7688afff0812",
           12: "68ccef0d6974fabfa3de1f1b8d9268970a0b4cb8fb3b9f51ff83c670d6f21f10",
-          13: "2c4ceceb206a776cdf5b7658e644974d1130def3980e0a43b207a5fcf7b7b64d"}
+          13: "91ee30b1eac2921cc771268d5124ee21a583e45d330e055838cad49659642a5f"}
 
 
 @pytest.mark.parametrize("version", fmt.VERSIONS)
