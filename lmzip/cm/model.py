@@ -8,7 +8,8 @@ bytes' types x the word's length, and learns slower once past the first 64 KiB; 
 to `body`; version 8's image model picks the sixth mixer's set, the final mixer's and the order-2 APM's context
 where it is on; version 9 looks contexts up in four buckets, not two; version 10 gives each model a third input,
 its state's p where its slot never wavered; version 13 adds two group mixers, each over one group of inputs: the
-models from 7 on, the orders), a final mixer (sets by match/orders state)
+models from 7 on, the orders), a final mixer (sets by match/orders state; version 13 averages a second set's
+output in, by the partial byte)
 combines those, three APM stages (order 1, order 2, match state; version 6 updates both buckets each reads) refine
 the result, and the arithmetic coder spends -log2(p) bits on the bit actually seen. Encoding and decoding run this
 very loop (`encode` picks which coder step is called), so the two sides cannot drift apart: the decoder rebuilds
