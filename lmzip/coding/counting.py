@@ -30,7 +30,7 @@ def encode(data: bytes, level: int | None, progress: Progress | None = None, who
 
     try:
         payload = cm.compress(data, level, marks, version) if level is not None else None
-    except MemoryError as e:  # the level's tables (up to 3,155 MiB at 9) did not fit
+    except MemoryError as e:  # the level's tables (up to 3,177 MiB at 9) did not fit
         raise LmzipError(f"not enough memory for the tables of counting level {level} "
                          f"({cm.table_bytes(level, version) >> 20} MiB); choose a lower one (-m cm-1 ... cm-8)") from e
     if progress:
