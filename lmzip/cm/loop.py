@@ -27,7 +27,7 @@ from lmzip.cm.match import (
     match_learn,
     match_quant,
 )
-from lmzip.cm.mixers import mix, mix_learn, refine_learn
+from lmzip.cm.mixers import final_sets, mix, mix_learn, refine_learn
 from lmzip.cm.run import (
     IND_BYTES,
     WORDS_AT,
@@ -82,7 +82,7 @@ def scratch(w1, wf, ht, it, rsm, ltab, groups):
             np.full(rsm.shape[0], -1, dtype=np.int64),  # ridx: its state-map entry for this bit (-1: none)
             np.zeros(w1.shape[0] if ltab.shape[0] else 0, dtype=np.int64),  # wn: version 5, each weight set's uses
             groups,
-            np.zeros(3, dtype=np.int64))  # fin: version 13's two final outputs and the second's set (`mix`)
+            np.zeros(8, dtype=np.int64))  # fin: the final mixer's outputs and their weight sets (`mix`)
 
 
 @njit(cache=True, inline="always")
@@ -162,8 +162,8 @@ def bit_inputs(tables, work, h, buf, g0, at, expect, gate):
 def bit_mix(tables, work, h, at, seen, gate, n_mix):
     """The first-layer mixers (the first ``n_mix``: counting's; weight sets by the partial byte and the match/orders
     state, version 6 the types, version 13's two group mixers the word's length and the last byte's type, the
-    previous byte) and the final mixer over the inputs in ``x`` (version 13: two weight sets, `mix`); returns the
-    final mixer's weight set and its output (stretched)."""
+    previous byte) and the final mixer over the inputs in ``x`` (its weight sets: `final_sets`, `mix`); returns its
+    output (stretched)."""
     w1, wf = tables[3], tables[4]
     x, xf, sel = work[0], work[1], work[2]
     c0, c4, j = at
@@ -176,7 +176,8 @@ def bit_mix(tables, work, h, at, seen, gate, n_mix):
     if n_mix >= 8:
         sel[6] = SET_GROUP + (c0 | (min(h[WLEN], 15) << 8) | ((h[TYPES] & 7) << 12))
         sel[7] = SET_ORDERS + (c0 | ((c4 & 0xFF) << 8))
-    return s2, mix(w1, wf, x, xf, sel, s2, work[11], work[12], c0)
+    final_sets(work[12], s2, c0, c4)
+    return mix(w1, wf, x, xf, sel, work[11], work[12])
 
 
 @njit(cache=True, inline="always")
@@ -197,11 +198,11 @@ def bit_learn(tables, work, at, seen, y):
 
 
 @njit(cache=True, inline="always")
-def mixed_learn(tables, work, s2, df, y, rates, six):
+def mixed_learn(tables, work, y, rates, six):
     """The mixers (``rates``: the first layer's and the final mixer's) and the three APM stages after bit ``y``."""
     w1, wf, apm1, apm2, apm3 = tables[3], tables[4], tables[5], tables[6], tables[7]
     x, xf, sel, aj, wn = work[0], work[1], work[2], work[3], work[10]
-    mix_learn(w1, wf, x, xf, sel, s2, df, y, rates[0], rates[1], wn, six, work[11], work[12])
+    mix_learn(w1, wf, x, xf, sel, y, rates[0], rates[1], wn, six, work[11], work[12])
     refine_learn((apm1, apm2, apm3), aj, y, six)
 
 

@@ -20,7 +20,8 @@ from lmzip.cm.parts import (
 )
 
 APM2_BITS = 14
-FINAL_SETS = 256  # the final mixer's weight sets by match/orders state (or the image model's); version 13 adds 256
+FINAL_SETS = 256  # the final mixer's weight sets by match/orders state (or the image model's); versions 13, 14
+# add as many by other contexts (`final_sets`)
 ORDERS_END = 14  # the orders' inputs (models 0-6, two each) come first; version 13's last group mixer weighs them
 MIX_LR1, MIX_LR2 = 24, 16  # the mixers' rates: the first layer (at the start: it falls by half), the final mixer
 MIX_LR1_6, MIX_LR2_6 = 16, 10  # version 6's: the first layer's falls from 24 to 8, sooner (first_rate)
@@ -65,29 +66,37 @@ def group_dot(w1, ws, x, k, groups):
 
 
 @njit(cache=True, inline="always")
-def mix(w1, wf, x, xf, sel, s2, groups, fin, c0):
+def final_sets(fin, s2, c0, c4):
+    """The final mixer's weight sets for this bit, into fin[4:]: by the match/orders state (or the image model's)
+    ``s2``; version 13 also by the partial byte, version 14 by the previous byte and by the one before it too."""
+    fin[4], fin[5] = s2, FINAL_SETS + c0
+    fin[6], fin[7] = 2 * FINAL_SETS + (c4 & 0xFF), 3 * FINAL_SETS + ((c4 >> 8) & 0xFF)
+
+
+@njit(cache=True, inline="always")
+def mix(w1, wf, x, xf, sel, groups, fin):
     """The first-layer mixers' outputs into xf (mixer k with weight set sel[k], over its inputs: `group_dot`), then
-    the final mixer's (its set ``s2``), in the stretch domain; version 13 (``wf`` holds more than FINAL_SETS
-    sets) averages it with a second final weight set's, by the partial byte ``c0``, keeping both outputs and that
-    set in ``fin`` for `mix_learn`."""
+    the final mixer's, in the stretch domain: with each of its weight sets (``wf`` holds FINAL_SETS rows per set:
+    one, version 13 two, version 14 four; `final_sets` chose them in fin[4:]), each output kept in fin[:4] for
+    `mix_learn`, their average."""
     n = xf.shape[0] - 1
     for k in range(n):
         xf[k] = group_dot(w1, sel[k], x, k, groups)
     xf[n] = 256
-    d = mix_dot(wf, s2, xf, n + 1)
-    if wf.shape[0] > FINAL_SETS:
-        fin[0], fin[2] = d, FINAL_SETS + c0
-        fin[1] = mix_dot(wf, fin[2], xf, n + 1)
-        d = (d + fin[1]) >> 1
-    return d
+    n_fin = wf.shape[0] // FINAL_SETS
+    d = 0
+    for k in range(n_fin):
+        fin[k] = mix_dot(wf, fin[4 + k], xf, n + 1)
+        d += fin[k]
+    return d >> (n_fin >> 1)
 
 
 @njit(cache=True, inline="always")
-def mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six, groups, fin):
+def mix_learn(w1, wf, x, xf, sel, y, lr1, lr2, wn, six, groups, fin):
     """Every mixer after bit ``y``: the first layer at rate ``lr1`` (version 5: faster while a weight set is
     young, ``wn`` counting each set's uses: x(1 + 24/(uses + 16)), version 6 x(1 + 96/(uses + 32))), the final
     mixer at ``lr2``; version 6 skips fewer small errors (``six``); each first-layer mixer learns over its own
-    inputs (``groups``, as `group_dot`); version 13's two final weight sets each on its own error (``fin``)."""
+    inputs (``groups``, as `group_dot`); each final weight set on its own output's error (``fin``, `mix`)."""
     n = xf.shape[0] - 1
     young, half, skip = (96, 32, SKIP_ERR_6) if six else (24, 16, SKIP_ERR)
     for k in range(n):
@@ -104,11 +113,8 @@ def mix_learn(w1, wf, x, xf, sel, s2, df, y, lr1, lr2, wn, six, groups, fin):
             mix_train(w1, sel[k], x, ORDERS_END, err, skip)
         else:
             mix_train(w1, sel[k], x, x.shape[0], err, skip)
-    if wf.shape[0] > FINAL_SETS:  # version 13: each final weight set on its own output's error (`mix`)
-        mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(fin[0])) * lr2, skip)
-        mix_train(wf, fin[2], xf, n + 1, ((y << 12) - sq(fin[1])) * lr2, skip)
-    else:
-        mix_train(wf, s2, xf, n + 1, ((y << 12) - sq(df)) * lr2, skip)
+    for k in range(wf.shape[0] // FINAL_SETS):
+        mix_train(wf, fin[4 + k], xf, n + 1, ((y << 12) - sq(fin[k])) * lr2, skip)
 
 
 @njit(cache=True, inline="always")

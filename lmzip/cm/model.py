@@ -9,8 +9,8 @@ to `body`; version 8's image model picks the sixth mixer's set, the final mixer'
 where it is on; version 9 looks contexts up in four buckets, not two; version 10 gives each model a third input,
 its state's p where its slot never wavered; version 13 adds two group mixers, each over one group of inputs: the
 models from 7 on, the orders), a final mixer (sets by match/orders state; version 13 averages a second set's
-output in, by the partial byte)
-combines those, three APM stages (order 1, order 2, match state; version 6 updates both buckets each reads) refine
+output in, by the partial byte, version 14 two more, by the previous byte and the one before) combines those,
+three APM stages (order 1, order 2, match state; version 6 updates both buckets each reads) refine
 the result, and the arithmetic coder spends -log2(p) bits on the bit actually seen. Encoding and decoding run this
 very loop (`encode` picks which coder step is called), so the two sides cannot drift apart: the decoder rebuilds
 every table from the bytes it has already emitted.
@@ -104,8 +104,8 @@ def n_sets(version: int) -> int:
 
 def n_final(version: int) -> int:
     """The final mixer's weight sets of a cm version: by match/orders state (or the image model's), version 13 by
-    the partial byte too (lmzip.cm.mixers.mix)."""
-    return FINAL_SETS + (256 if version >= 13 else 0)
+    the partial byte too, version 14 by the previous byte and by the one before it too (lmzip.cm.mixers.final_sets)."""
+    return FINAL_SETS * (1 if version < 13 else 2 if version < 14 else 4)
 
 
 def table_bytes(level: int, version: int | None = None) -> int:
@@ -261,12 +261,12 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
             nib, known, mi, ei, li, iset, ik = bit_inputs(tables, work, h, buf, 0, (c0, c1, j), expect, gate)
             if masked:
                 x *= mask
-            s2, df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix)
+            df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix)
             p = refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi, six, ik)
             if no_sse:
                 p = clamp_p(16 * sq(df))
             y = _code_bit(encode, st, out, src, buf, i, j, p)
-            mixed_learn(tables, work, s2, df, y, (lr1, lr2), six)
+            mixed_learn(tables, work, y, (lr1, lr2), six)
             bit_learn(tables, work, (nib, c0, c1, j), (mi, ei, li), y)
             c0 = (c0 << 1) | y
         byte_end(tables, work, h, c0 & 0xFF, buf, 0, n + 1, last, lastd, expect, gate)

@@ -80,7 +80,8 @@ GOLDEN = {1: "de439c5a0b4ae690bd2a28dbd9e73b781d207db38388e1582d62fde3c671b851",
           10: "a5478873dc3d8e8bae151dfe9bf00b9f80b00d51920cbbfcfa4a0e2cb8e186d8",
           11: "cb4689ae0be956f7748d6f41407082b25231e9245cfad929287e7688afff0812",
           12: "68ccef0d6974fabfa3de1f1b8d9268970a0b4cb8fb3b9f51ff83c670d6f21f10",
-          13: "91ee30b1eac2921cc771268d5124ee21a583e45d330e055838cad49659642a5f"}
+          13: "91ee30b1eac2921cc771268d5124ee21a583e45d330e055838cad49659642a5f",
+          14: "b85daf83e2c4383706dcb851430ec256fca21a4b3a81fa96b938acb016a04af0"}
 
 
 @pytest.mark.parametrize("version", fmt.VERSIONS)
@@ -195,12 +196,12 @@ def test_image_gate_keeps_text_out(text):
     assert bitmap[image.UTF] < 32 and bitmap[image.BINARY] >= 128 and bitmap[image.FLAT] >= 128
 
 
-@pytest.mark.parametrize("level, version", [(1, 2), (6, 2), (fmt.HEAVY, 13)])
+@pytest.mark.parametrize("level, version", [(1, 2), (6, 2), (fmt.HEAVY, 14)])
 def test_a_level_writes_its_version(level, version):
-    """Levels from HEAVY on run version 13's models; the ones below write version 2, readable by lmzip 0.7."""
+    """Levels from HEAVY on run version 14's models; the ones below write version 2, readable by lmzip 0.7."""
     blob = cm.compress(TEXT, level)
     assert blob[4] == version and cm.decompress(blob) == TEXT
-    assert [fmt.version_for(lv) for lv in fmt.LEVELS] == [2] * (fmt.HEAVY - 1) + [13] * (10 - fmt.HEAVY)
+    assert [fmt.version_for(lv) for lv in fmt.LEVELS] == [2] * (fmt.HEAVY - 1) + [14] * (10 - fmt.HEAVY)
 
 
 def test_deterministic_across_calls():
@@ -211,7 +212,7 @@ def test_deterministic_across_calls():
     (b"", "truncated"),
     (b"LMC", "truncated"),
     (b"PK\x03\x04" + bytes(30), "bad magic"),
-    (b"LMCM" + bytes([14, 1]) + bytes(12) + b"x", "version 14 is not supported"),
+    (b"LMCM" + bytes([15, 1]) + bytes(12) + b"x", "version 15 is not supported"),
     (b"LMCM" + bytes([0, 1]) + bytes(12) + b"x", "version 0 is not supported"),
     (b"LMCM" + bytes([1, 0]) + bytes(12) + b"x", "level"),
     (b"LMCM" + bytes([1, 12]) + bytes(12) + b"x", "level"),
@@ -318,7 +319,7 @@ def test_compress_and_decompress_run_one_compiled_loop():
     assert len(_code.signatures) == 1, _code.signatures
 
 
-@pytest.mark.parametrize("version", [7, 10, 11, 12, fmt.VERSION])
+@pytest.mark.parametrize("version", [7, 10, 11, 12, 13, fmt.VERSION])
 def test_the_ablation_groups_silence_every_models_inputs(version):
     """benchmarks/ablation.py's groups of inputs (model.OFF_*) cover every model of a version, a model's third input
     (version 10) with its first two, and leave the bias on."""
