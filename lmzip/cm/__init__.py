@@ -14,8 +14,9 @@ There is no float anywhere in the loop, so fast-math, FMA contraction, vectorisa
 thread count cannot change a result; the loop is single-threaded and compiled by numba (cache=True), without
 reference counts (it allocates nothing: `jitcache.UNCOUNTED`).
 
-Memory is fixed by the level (1..9): the tables of level L take `table_bytes(L)`, allocated before
-coding, plus the input/output buffers; a hostile header cannot ask for more (see `format`).
+Memory is fixed by the level (1..9): the tables of level L take `table_bytes(L)` at most (from cm version 15 a
+short input's less: `table_bytes(L, 15, length)`), allocated before coding, plus the input/output buffers; a hostile
+header cannot ask for more (see `format`).
 
 Modules: `codec` (compress, decompress), `format` (the header and its checks), `body` (the context
 models, their inputs and updates, the match model), `loop` (one byte and one bit of every model and the

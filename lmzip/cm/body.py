@@ -91,6 +91,7 @@ from lmzip.cm.parts import (
     adapt,
     at_index,
     at_row,
+    bucket_prefetch,
     find_bucket,
     hash2,
     row_length,
@@ -217,7 +218,10 @@ def contexts(ctx, h, buf, g0):
 def buckets(ht, base, ctx, c0, nb_mask, ways):
     """Each hashed model's bucket for the nibble that starts at partial byte ``c0`` (among ``ways`` candidates)."""
     for k in range(ctx.shape[0]):
-        base[k] = find_bucket(ht, k, hash2(ctx[k], c0), nb_mask, ways)
+        base[k] = hash2(ctx[k], c0)
+        bucket_prefetch(ht, k, base[k], nb_mask, ways)
+    for k in range(ctx.shape[0]):
+        base[k] = find_bucket(ht, k, base[k], nb_mask, ways)
 
 
 @njit(cache=True, inline="always")

@@ -28,7 +28,8 @@ def compress(data: bytes, level: int = DEFAULT_LEVEL, marks: np.ndarray | None =
     head = fmt.pack(level, len(data), zlib.crc32(data), version)
     if not data:
         return head
-    payload = run(True, np.frombuffer(data, dtype=np.uint8), len(data), allocate(level, version), marks=marks)
+    payload = run(True, np.frombuffer(data, dtype=np.uint8), len(data), allocate(level, version, len(data)),
+                  marks=marks)
     return head + payload.tobytes()
 
 
@@ -39,7 +40,7 @@ def decompress(blob: bytes) -> bytes:
         out = b""
     else:
         src = np.frombuffer(blob, dtype=np.uint8)[fmt.HEADER_BYTES:]
-        out = run(False, src, length, allocate(level, version)).tobytes()
+        out = run(False, src, length, allocate(level, version, length)).tobytes()
     if zlib.crc32(out) != crc:
         raise IntegrityError("cm stream is corrupt: CRC32 of the decoded bytes does not match")
     return out

@@ -30,11 +30,14 @@ words; calgary/obj2 1.7% smaller); version 13 adds two group mixers, each over o
 models from 7 on (weight sets by the partial byte x the word's length x the last byte's type) and the orders (by
 the partial byte x the previous byte), and a second final weight set, by the partial byte, averaged with the first
 (0.44% fewer bytes over the sample); version 14 averages two more final weight sets in, by the previous byte and
-by the one before it (0.15% fewer bytes over the sample, 0.2-0.3% on its first 8-32 KiB of each file): it is what
-levels 7-9 write (`version_for`), levels 1-6 writing version 2.
+by the one before it (0.15% fewer bytes over the sample, 0.2-0.3% on its first 8-32 KiB of each file); version 15
+runs version 14's models in a hashed table that fits the input's length as well as the level (SIZED: 2^(the
+length's bits + 4) slots a model at most, level 1's at the least; lmzip.cm.model.table_bits), so a small input
+no longer fills gigabytes it cannot use: it is what levels 7-9 write (`version_for`), levels 1-6 writing version 2.
 Earlier versions decode as they were written, through the same loop with their own tables.
 
-A header can only ask for the tables of a level 1..9 (their size is fixed by the level) and for an
+A header can only ask for the tables of a level 1..9 (their size is fixed by the level, from version 15 and the
+length it states: never more than the level's) and for an
 output no longer than the payload could possibly code: no bit costs less than log2(65536/65535) bits,
 so n bytes need at least n / 45426 payload bytes; a claim beyond (payload + 16) * 65536 is refused.
 """
@@ -46,10 +49,11 @@ import struct
 from lmzip.errors import FormatError
 
 MAGIC = b"LMCM"
-VERSION = 14  # the newest version, what levels from HEAVY on write
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)  # what this build reads
+VERSION = 15  # the newest version, what levels from HEAVY on write
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)  # what this build reads
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
+SIZED = 15  # the first version whose hashed table fits the input's length too (lmzip.cm.model.table_bits)
 HEAVY = 7  # the first level that runs the newest version's models; below it, version 2's, several times faster
 _HEAD = struct.Struct("<4sBBQI")
 HEADER_BYTES = _HEAD.size

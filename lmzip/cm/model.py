@@ -26,7 +26,7 @@ from numba import njit
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 from lmzip.cm.body import n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, n_ways, sm_shape
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
-from lmzip.cm.format import version_for
+from lmzip.cm.format import SIZED, version_for
 from lmzip.cm.history import C4, N_STATE
 from lmzip.cm.image import IMAGE_BITS
 from lmzip.cm.jitcache import UNCOUNTED
@@ -49,12 +49,14 @@ from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
 from lmzip.cm.run import RUN_STATES, n_ind
 from lmzip.cm.text import LONG_STATES
 
+FIT = 4  # cm version 15: a model's hashed slots at most 2^(the length's bits + FIT), 16 to 32 a byte (`table_bits`)
 N_MIX = 4              # first-layer mixers (version 3: 5, 6: 6, 13: 8); the final mixer weighs them (sets by SET_ST)
 
 
 @dataclass(frozen=True)
 class Tables:
-    """Every array the model owns; its size is fixed by the level alone (see `allocate`)."""
+    """Every array the model owns; its size is fixed by the level (from cm version 15 and the input's length too: see
+    `allocate`)."""
 
     ht: np.ndarray
     t01: np.ndarray
@@ -86,9 +88,14 @@ class Tables:
         return sum(a.nbytes for a in self.arrays)
 
 
-def table_bits(level: int) -> tuple[int, int]:
-    """(log2 slots per hashed table, log2 match-table entries) for a level 1..9."""
-    return 15 + level, 13 + level
+def table_bits(level: int, version: int = 1, length: int | None = None) -> tuple[int, int]:
+    """(log2 slots per hashed table, log2 match-table entries) for a level 1..9; from cm version 15 (SIZED) the hashed
+    table also fits an input of ``length`` bytes (None: the level's largest), 2^(its bits + FIT) slots a model, no
+    fewer than level 1's: a small input no longer fills gigabytes it cannot use."""
+    tb, mb = 15 + level, 13 + level
+    if version >= SIZED and length is not None:
+        tb = min(tb, max(16, length.bit_length() + FIT))
+    return tb, mb
 
 
 def n_mix(version: int) -> int:
@@ -108,10 +115,11 @@ def n_final(version: int) -> int:
     return FINAL_SETS * (1 if version < 13 else 2 if version < 14 else 4)
 
 
-def table_bytes(level: int, version: int | None = None) -> int:
-    """The memory the tables of a level take (in cm ``version``, else the level's), computed from the sizes alone."""
-    tb, mb = table_bits(level)
+def table_bytes(level: int, version: int | None = None, length: int | None = None) -> int:
+    """The memory the tables of a level take (in cm ``version``, else the level's; for an input of ``length`` bytes,
+    None: the largest), computed from the sizes alone."""
     version = version_for(level) if version is None else version
+    tb, mb = table_bits(level, version, length)
     return (4 * (n_hashed(version) << tb) + 4 * 2 * 65536 + 4 * int(np.prod(sm_shape(version)))
             + 4 * n_inputs(version) * n_sets(version) + 4 * n_final(version) * (n_mix(version) + 1)
             + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256) + 4 * (1 << mb) + 4 * 64
@@ -120,11 +128,11 @@ def table_bytes(level: int, version: int | None = None) -> int:
             + (4 * (1 << mb) + 4 * LONG_STATES) * (n_long(version) > 0))
 
 
-def allocate(level: int, version: int | None = None) -> Tables:
-    """Fresh tables for a level and cm version (else the level's): every probability 1/2, weights 1/16, APMs the
-    identity."""
-    tb, mb = table_bits(level)
+def allocate(level: int, version: int | None = None, length: int | None = None) -> Tables:
+    """Fresh tables for a level and cm version (else the level's) and an input of ``length`` bytes (`table_bits`):
+    every probability 1/2, weights 1/16, APMs the identity."""
     version = version_for(level) if version is None else version
+    tb, mb = table_bits(level, version, length)
     half = np.uint32((1 << 21) << 10)  # p = 1/2 with count 0 for the state maps
     return Tables(
         ht=np.full((n_hashed(version), 1 << tb), SLOT_INIT, dtype=np.uint32),

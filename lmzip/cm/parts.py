@@ -8,7 +8,10 @@ probabilities stay 12- or 22-bit), so no operation can overflow and nothing depe
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.tables import RECIP, squash, stretch
@@ -76,6 +79,32 @@ def slot_update_run(v: int, y: int, limit: int) -> int:
     if n < 63:
         n += 1
     return (p << 11) | (f << 10) | (n << 4) | (((h << 1) | y) & 15)
+
+
+@intrinsic
+def prefetch(typingctx, arr, row, index):
+    """Ask the CPU to bring ``arr[row, index]``'s cache line in (LLVM's prefetch: a hint, no value, no fault)."""
+    sig = types.void(arr, row, index)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1], args[2]], wraparound=False)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def bucket_prefetch(t: np.ndarray, k: int, h: int, nb_mask: int, ways: int) -> None:
+    """Start loading the block `find_bucket` will probe first for hash h in row k."""
+    if ways & SHARED:
+        k = ((hash2(h, ROW_SALT) & 0xFFFF) * t.shape[0]) >> 16
+    prefetch(t, k, (h & nb_mask) << 4)
 
 
 @njit(**UNCOUNTED)

@@ -30,9 +30,10 @@ def encode(data: bytes, level: int | None, progress: Progress | None = None, who
 
     try:
         payload = cm.compress(data, level, marks, version) if level is not None else None
-    except MemoryError as e:  # the level's tables (up to 3,177 MiB at 9) did not fit
+    except MemoryError as e:  # the level's tables (up to 3,177 MiB at 9; less for a short input) did not fit
+        need = cm.table_bytes(level, version, len(data)) >> 20
         raise LmzipError(f"not enough memory for the tables of counting level {level} "
-                         f"({cm.table_bytes(level, version) >> 20} MiB); choose a lower one (-m cm-1 ... cm-8)") from e
+                         f"({need} MiB); choose a lower one (-m cm-1 ... cm-8)") from e
     if progress:
         progress(len(data), len(data))
     if whole:
@@ -57,7 +58,7 @@ def decode(head: Header, payload: bytes, progress: Progress | None = None) -> by
     level, length, _, version = cmfmt.parse(payload)
     if length != head.original_length:
         raise LmzipError("corrupt data (the counting stream's length differs from the header's)")
-    need, have = cm.table_bytes(level, version) + 2 * length, parallel.available_memory()
+    need, have = cm.table_bytes(level, version, length) + 2 * length, parallel.available_memory()
     if have is not None and need > have:
         raise LmzipError(f"needs {need >> 20} MiB of memory to decode, {have >> 20} MiB available")
     data = verify(head, cm.decompress(payload))

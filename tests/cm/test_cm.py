@@ -16,7 +16,7 @@ import pytest
 from lmzip import cm
 from lmzip.cm import format as fmt
 from lmzip.cm import image
-from lmzip.cm.model import allocate, table_bytes
+from lmzip.cm.model import allocate, table_bits, table_bytes
 from lmzip.errors import FormatError, IntegrityError, LmzipError
 
 LEVEL = 1  # the smallest tables: fast to allocate, same code path as every level
@@ -81,7 +81,8 @@ GOLDEN = {1: "de439c5a0b4ae690bd2a28dbd9e73b781d207db38388e1582d62fde3c671b851",
           11: "cb4689ae0be956f7748d6f41407082b25231e9245cfad929287e7688afff0812",
           12: "68ccef0d6974fabfa3de1f1b8d9268970a0b4cb8fb3b9f51ff83c670d6f21f10",
           13: "91ee30b1eac2921cc771268d5124ee21a583e45d330e055838cad49659642a5f",
-          14: "b85daf83e2c4383706dcb851430ec256fca21a4b3a81fa96b938acb016a04af0"}
+          14: "b85daf83e2c4383706dcb851430ec256fca21a4b3a81fa96b938acb016a04af0",
+          15: "e35f3f11caf885bbf893c1c3005a8039c7538f4e9d063655c046be06ce7b3b83"}
 
 
 @pytest.mark.parametrize("version", fmt.VERSIONS)
@@ -196,12 +197,12 @@ def test_image_gate_keeps_text_out(text):
     assert bitmap[image.UTF] < 32 and bitmap[image.BINARY] >= 128 and bitmap[image.FLAT] >= 128
 
 
-@pytest.mark.parametrize("level, version", [(1, 2), (6, 2), (fmt.HEAVY, 14)])
+@pytest.mark.parametrize("level, version", [(1, 2), (6, 2), (fmt.HEAVY, 15)])
 def test_a_level_writes_its_version(level, version):
-    """Levels from HEAVY on run version 14's models; the ones below write version 2, readable by lmzip 0.7."""
+    """Levels from HEAVY on run version 15's models; the ones below write version 2, readable by lmzip 0.7."""
     blob = cm.compress(TEXT, level)
     assert blob[4] == version and cm.decompress(blob) == TEXT
-    assert [fmt.version_for(lv) for lv in fmt.LEVELS] == [2] * (fmt.HEAVY - 1) + [14] * (10 - fmt.HEAVY)
+    assert [fmt.version_for(lv) for lv in fmt.LEVELS] == [2] * (fmt.HEAVY - 1) + [15] * (10 - fmt.HEAVY)
 
 
 def test_deterministic_across_calls():
@@ -212,7 +213,7 @@ def test_deterministic_across_calls():
     (b"", "truncated"),
     (b"LMC", "truncated"),
     (b"PK\x03\x04" + bytes(30), "bad magic"),
-    (b"LMCM" + bytes([15, 1]) + bytes(12) + b"x", "version 15 is not supported"),
+    (b"LMCM" + bytes([16, 1]) + bytes(12) + b"x", "version 16 is not supported"),
     (b"LMCM" + bytes([0, 1]) + bytes(12) + b"x", "version 0 is not supported"),
     (b"LMCM" + bytes([1, 0]) + bytes(12) + b"x", "level"),
     (b"LMCM" + bytes([1, 12]) + bytes(12) + b"x", "level"),
@@ -246,6 +247,26 @@ def test_bad_level_to_compress():
 @pytest.mark.parametrize("level", [1, 2, 3])
 def test_memory_is_what_the_level_states(level, version):
     assert allocate(level, version).nbytes == table_bytes(level, version)
+
+
+def test_from_version_15_a_small_input_gets_small_tables():
+    """Version 15's hashed table fits the input: 2^(its length's bits + FIT) slots a model, level 1's at the least,
+    the level's at the most; the models are version 14's (the same bytes where the table is the level's)."""
+    from lmzip.cm.model import FIT
+
+    assert allocate(9, 15, 1000).ht.shape[1] == 1 << 16 == allocate(1, 15).ht.shape[1]
+    assert allocate(9, 15, 40000).ht.shape[1] == 1 << (16 + FIT)
+    assert table_bits(9, 14, 1000) == table_bits(9, 15) == (24, 22)  # None: the level's own
+    assert table_bits(7, 15, 1 << 30) == (22, 20)
+    assert table_bytes(9, 15, 1000) < 400 << 20 < 3000 << 20 < table_bytes(9, 15)
+    data = TEXT * 30  # 5,520 bytes: 2^16 slots a model, as level 1's
+    assert cm.compress(data, 1, version=15)[18:] == cm.compress(data, 1, version=14)[18:]
+    blob = cm.compress(data, 9)
+    assert blob[4] == 15 and cm.decompress(blob) == data
+    noise = _random(3000)  # 2^16 slots a model where level 3 has 2^18: the buckets collide, the bytes differ
+    blob = cm.compress(noise, 3, version=15)
+    assert blob[18:] != cm.compress(noise, 3, version=14)[18:] and cm.decompress(blob) == noise
+    assert hashlib.sha256(blob).hexdigest() == "131e17a841dfa0144e9cc3706bde41c1b4ccb86e326d722c321a8748329bf53d"
 
 
 def test_memory_grows_with_level_within_bound():
