@@ -32,20 +32,39 @@ def sources_digest(folder: Path = HERE) -> str:
     return h.hexdigest()
 
 
-def ensure_fresh(folder: Path = HERE) -> None:
-    """Drop the folder's cached machine code if any compiled source changed since it was written."""
-    cache = folder / "__pycache__"
-    stamp = cache / "cm-sources.sha256"
-    digest = sources_digest(folder)
+def cache_dirs(folder: Path = HERE) -> list[Path]:
+    """Every folder numba may keep the wing's machine code in: beside the sources, and the one named after the
+    sources' folder in NUMBA_CACHE_DIR or (where the sources' is read-only) in the user's cache."""
+    dirs = [folder / "__pycache__"]
     try:
-        if stamp.exists() and stamp.read_text() == digest:
-            return
-        for f in cache.glob("*.nb[ic]"):
-            f.unlink(missing_ok=True)
-        cache.mkdir(exist_ok=True)
-        stamp.write_text(digest)
-    except OSError:  # a read-only install: numba then does not cache here either
+        from numba.core import caching, config
+        from numba.misc.appdirs import AppDirs
+
+        sub = caching.UserWideCacheLocator.get_suitable_cache_subpath(str(folder / "model.py"))
+        if config.CACHE_DIR:
+            dirs.append(Path(config.CACHE_DIR) / sub)
+        dirs.append(Path(AppDirs(appname="numba", appauthor=False).user_cache_dir) / sub)
+    except (ImportError, AttributeError):  # another numba's layout: the folder beside the sources alone
         pass
+    return dirs
+
+
+def ensure_fresh(folder: Path = HERE) -> None:
+    """Drop the folder's cached machine code, wherever numba keeps it, if any compiled source changed since it was
+    written."""
+    digest = sources_digest(folder)
+    for cache in cache_dirs(folder):
+        stamp = cache / "cm-sources.sha256"
+        try:
+            if stamp.exists() and stamp.read_text() == digest:
+                continue
+            for f in cache.glob("*.nb[ic]"):
+                f.unlink(missing_ok=True)
+            if cache.exists() or cache == folder / "__pycache__":
+                cache.mkdir(exist_ok=True)
+                stamp.write_text(digest)
+        except OSError:  # a read-only folder: numba does not cache there either
+            pass
 
 
 ensure_fresh()

@@ -307,6 +307,33 @@ def test_a_changed_source_clears_the_compiled_cache(tmp_path):
     assert (tmp_path / "__pycache__" / "cm-sources.sha256").read_text() == jitcache.sources_digest(tmp_path)
 
 
+def test_a_changed_source_clears_the_cache_numba_keeps_elsewhere(tmp_path, monkeypatch):
+    """With NUMBA_CACHE_DIR numba keeps the machine code there, in a folder named after the sources' folder: a
+    stale loop there would be loaded as well (one was, in an experiment: a segmentation fault)."""
+    from numba.core import config
+
+    from lmzip.cm import jitcache
+
+    src = tmp_path / "cm"
+    src.mkdir()
+    for path in jitcache.sources():
+        (src / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "numba"))
+    elsewhere = jitcache.cache_dirs(src)[1]
+    assert elsewhere.parent == tmp_path / "numba" and elsewhere.name.startswith("cm_")
+    elsewhere.mkdir(parents=True)
+    stale = elsewhere / "model._code-1.py311.nbi"
+    stale.write_bytes(b"compiled")
+    jitcache.ensure_fresh(src)  # no stamp there yet: whatever it holds may be stale
+    assert not stale.exists() and (elsewhere / "cm-sources.sha256").read_text() == jitcache.sources_digest(src)
+    stale.write_bytes(b"compiled")
+    jitcache.ensure_fresh(src)
+    assert stale.exists()
+    (src / "body.py").write_text((src / "body.py").read_text() + "\n# edited\n")
+    jitcache.ensure_fresh(src)
+    assert not stale.exists()
+
+
 def test_the_cost_profile_leaves_the_stream_as_it_is():
     """compress(marks=) records the payload's length after every K-th of the input (the mixed coder's
     budget reads it) and writes the very same stream."""
