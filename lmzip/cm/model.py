@@ -115,6 +115,12 @@ def n_final(version: int) -> int:
     return FINAL_SETS * (1 if version < 13 else 2 if version < 14 else 4)
 
 
+def first_weight(version: int) -> int:
+    """Every first-layer weight's starting value (16 fractional bits): 1/16; from cm version 15 (SIZED) 1/32, so ~170
+    inputs do not start out summed into a near-certain mix (-0.35% on files' first 32 KiB, -0.15% over the sample)."""
+    return 1 << 11 if version >= SIZED else 1 << 12
+
+
 def table_bytes(level: int, version: int | None = None, length: int | None = None) -> int:
     """The memory the tables of a level take (in cm ``version``, else the level's; for an input of ``length`` bytes,
     None: the largest), computed from the sizes alone."""
@@ -130,7 +136,7 @@ def table_bytes(level: int, version: int | None = None, length: int | None = Non
 
 def allocate(level: int, version: int | None = None, length: int | None = None) -> Tables:
     """Fresh tables for a level and cm version (else the level's) and an input of ``length`` bytes (`table_bits`):
-    every probability 1/2, weights 1/16, APMs the identity."""
+    every probability 1/2, first-layer weights `first_weight`, APMs the identity."""
     version = version_for(level) if version is None else version
     tb, mb = table_bits(level, version, length)
     half = np.uint32((1 << 21) << 10)  # p = 1/2 with count 0 for the state maps
@@ -138,7 +144,7 @@ def allocate(level: int, version: int | None = None, length: int | None = None) 
         ht=np.full((n_hashed(version), 1 << tb), SLOT_INIT, dtype=np.uint32),
         t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
         sm=np.full(sm_shape(version), half, dtype=np.uint32),
-        w1=np.full((n_sets(version), n_inputs(version)), 1 << 12, dtype=np.int32),
+        w1=np.full((n_sets(version), n_inputs(version)), first_weight(version), dtype=np.int32),
         wf=np.full((n_final(version), n_mix(version) + 1), 65536 // n_mix(version), dtype=np.int32),
         apm1=apm_init(65536),
         apm2=apm_init(1 << APM2_BITS),

@@ -82,7 +82,7 @@ GOLDEN = {1: "de439c5a0b4ae690bd2a28dbd9e73b781d207db38388e1582d62fde3c671b851",
           12: "68ccef0d6974fabfa3de1f1b8d9268970a0b4cb8fb3b9f51ff83c670d6f21f10",
           13: "91ee30b1eac2921cc771268d5124ee21a583e45d330e055838cad49659642a5f",
           14: "b85daf83e2c4383706dcb851430ec256fca21a4b3a81fa96b938acb016a04af0",
-          15: "e35f3f11caf885bbf893c1c3005a8039c7538f4e9d063655c046be06ce7b3b83"}
+          15: "6c131ae13986507ee38294f6d2b0a73e6ed44e65340644c5cda926ee5e731754"}
 
 
 @pytest.mark.parametrize("version", fmt.VERSIONS)
@@ -251,7 +251,8 @@ def test_memory_is_what_the_level_states(level, version):
 
 def test_from_version_15_a_small_input_gets_small_tables():
     """Version 15's hashed table fits the input: 2^(its length's bits + FIT) slots a model, level 1's at the least,
-    the level's at the most; the models are version 14's (the same bytes where the table is the level's)."""
+    the level's at the most; the models are version 14's, their first-layer weights starting at 1/32, not 1/16."""
+    from lmzip.cm import model
     from lmzip.cm.model import FIT
 
     assert allocate(9, 15, 1000).ht.shape[1] == 1 << 16 == allocate(1, 15).ht.shape[1]
@@ -260,13 +261,14 @@ def test_from_version_15_a_small_input_gets_small_tables():
     assert table_bits(7, 15, 1 << 30) == (22, 20)
     assert table_bytes(9, 15, 1000) < 400 << 20 < 3000 << 20 < table_bytes(9, 15)
     data = TEXT * 30  # 5,520 bytes: 2^16 slots a model, as level 1's
-    assert cm.compress(data, 1, version=15)[18:] == cm.compress(data, 1, version=14)[18:]
+    assert model.first_weight(14) == 1 << 12 and model.first_weight(15) == 1 << 11
+    assert len(cm.compress(data, 1, version=15)) < len(cm.compress(data, 1, version=14))  # the weights' start too
     blob = cm.compress(data, 9)
     assert blob[4] == 15 and cm.decompress(blob) == data
     noise = _random(3000)  # 2^16 slots a model where level 3 has 2^18: the buckets collide, the bytes differ
     blob = cm.compress(noise, 3, version=15)
     assert blob[18:] != cm.compress(noise, 3, version=14)[18:] and cm.decompress(blob) == noise
-    assert hashlib.sha256(blob).hexdigest() == "131e17a841dfa0144e9cc3706bde41c1b4ccb86e326d722c321a8748329bf53d"
+    assert hashlib.sha256(blob).hexdigest() == "750c050815b62eafb6c6d35195b2559a02dca6f2c75f3d2774c2f7554a39f3b7"
 
 
 def test_memory_grows_with_level_within_bound():
