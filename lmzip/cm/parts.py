@@ -100,11 +100,19 @@ def prefetch(typingctx, arr, row, index):
 
 
 @njit(cache=True, inline="always")
-def bucket_prefetch(t: np.ndarray, k: int, h: int, nb_mask: int, ways: int) -> None:
-    """Start loading the block `find_bucket` will probe first for hash h in row k."""
+def bucket_at(t: np.ndarray, k: int, h: int, nb_mask: int, ways: int) -> tuple[int, int]:
+    """Where `find_bucket` probes first for hash h of model k: (the row, its first candidate's slot 0); with ``ways``
+    & SHARED (cm version 12) the row is chosen by the hash too."""
     if ways & SHARED:
         k = ((hash2(h, ROW_SALT) & 0xFFFF) * t.shape[0]) >> 16
-    prefetch(t, k, (h & nb_mask) << 4)
+    return k, (h & nb_mask) << 4
+
+
+@njit(cache=True, inline="always")
+def bucket_prefetch(t: np.ndarray, k: int, h: int, nb_mask: int, ways: int) -> None:
+    """Start loading the block `find_bucket` will probe first for hash h of model k."""
+    r, b0 = bucket_at(t, k, h, nb_mask, ways)
+    prefetch(t, r, b0)
 
 
 @njit(**UNCOUNTED)
@@ -115,9 +123,7 @@ def find_bucket(t: np.ndarray, k: int, h: int, nb_mask: int, ways: int) -> int:
     ``ways`` & SHARED (cm version 12) the row is chosen by the hash too: every model's contexts share every row,
     so a busy model takes the room a quiet one leaves. Returns where the bucket's slot 0 is: row << 32 | index."""
     chk = (h >> 16) & 0xFFFF
-    b0 = (h & nb_mask) << 4
-    if ways & SHARED:
-        k = ((hash2(h, ROW_SALT) & 0xFFFF) * t.shape[0]) >> 16
+    k, b0 = bucket_at(t, k, h, nb_mask, ways)
     row = k << 32
     if (t[k, b0] >> 16) == chk:
         return row | b0
