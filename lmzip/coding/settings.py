@@ -72,6 +72,8 @@ MIX_VERSION = 11  # lmzip.cm.mix.CM_VERSION
 # 1,040 decompressing (/usr/bin/time -v lmzip -c). Version 13 in the counted frames (two group mixers, a second final
 # weight set): 1.362 -> 1.359 (3,281,039 -> 3,273,020 bytes; bible -0.33%, world192 -0.52%, book2 -0.50%), 42/42 exact.
 # Version 14 (four final weight sets): 1.359 -> 1.358 (3,270,393 bytes; world192 -0.17%, bible -0.09%), 42/42 exact.
+# Version 15 (first-layer weights from 1/32; a large block's tables as version 14's): 1.358 -> 1.357 (3,268,577
+# bytes; kennedy.xls -1.1%, obj2 -0.36%, pic -0.35%, book2 -0.14%, world192 -0.09%), 42/42 exact.
 COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 15, 1 << 20
 LARGE_COUNTED_LEVEL = 7
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
