@@ -34,8 +34,10 @@ by the one before it (0.15% fewer bytes over the sample, 0.2-0.3% on its first 8
 runs version 14's models in a hashed table that fits the input's length as well as the level (SIZED: 2^(the
 length's bits + 4) slots a model at most, level 1's at the least; lmzip.cm.model.table_bits), so a small input
 no longer fills gigabytes it cannot use, and starts its first-layer weights at 1/32, not 1/16 (0.15% fewer bytes
-over the sample, 0.35% on its first 32 KiB of each file): it is what levels 7-9 write (`version_for`), levels 1-6
-writing version 2.
+over the sample, 0.35% on its first 32 KiB of each file); version 16 adds how the last bits were mispredicted (the
+misses: the last bit, any of the seven before, any of the eight before those) to the SSE, a fourth APM stage by the
+partial byte x the misses x the last byte's type, and to the final mixer's first weight set (0.1% fewer bytes over
+the sample): it is what levels 7-9 write (`version_for`), levels 1-6 writing version 2.
 Earlier versions decode as they were written, through the same loop with their own tables.
 
 A header can only ask for the tables of a level 1..9 (their size is fixed by the level, from version 15 and the
@@ -51,10 +53,11 @@ import struct
 from lmzip.errors import FormatError
 
 MAGIC = b"LMCM"
-VERSION = 15  # the newest version, what levels from HEAVY on write
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)  # what this build reads
+VERSION = 16  # the newest version, what levels from HEAVY on write
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)  # what this build reads
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
+MISSES = 16  # the first version whose SSE and final mixer know how the last bits were mispredicted (lmzip.cm.mixers)
 SIZED = 15  # the first version whose hashed table fits the length too, its weights starting lower (lmzip.cm.model)
 HEAVY = 7  # the first level that runs the newest version's models; below it, version 2's, several times faster
 _HEAD = struct.Struct("<4sBBQI")

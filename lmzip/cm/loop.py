@@ -27,7 +27,7 @@ from lmzip.cm.match import (
     match_learn,
     match_quant,
 )
-from lmzip.cm.mixers import final_sets, mix, mix_learn, refine_learn
+from lmzip.cm.mixers import FINAL_SETS, final_sets, misses, mix, mix_learn, refine_learn
 from lmzip.cm.run import (
     IND_BYTES,
     WORDS_AT,
@@ -73,7 +73,7 @@ def scratch(w1, wf, ht, it, rsm, ltab, groups):
     return (np.zeros(w1.shape[1], dtype=np.int64),    # x: the mixers' inputs
             np.zeros(wf.shape[1], dtype=np.int64),    # xf: the first layer's outputs, then the bias
             np.zeros(wf.shape[1] - 1, dtype=np.int64),  # sel: each first-layer mixer's weight set for this bit
-            np.zeros(3, dtype=np.int64),              # aj: each APM stage's entry to update
+            np.zeros(4, dtype=np.int64),              # aj: each APM stage's entry to update
             np.zeros(ht.shape[0], dtype=np.int64),    # ctx: per hashed model, its context hash for this byte
             np.zeros(ht.shape[0], dtype=np.int64),    # base: per hashed model, the current nibble's bucket
             np.full(max(1, it.shape[0]), -1, dtype=np.int64),  # ictx: the image model's contexts (-1: off)
@@ -82,7 +82,8 @@ def scratch(w1, wf, ht, it, rsm, ltab, groups):
             np.full(rsm.shape[0], -1, dtype=np.int64),  # ridx: its state-map entry for this bit (-1: none)
             np.zeros(w1.shape[0] if ltab.shape[0] else 0, dtype=np.int64),  # wn: version 5, each weight set's uses
             groups,
-            np.zeros(8, dtype=np.int64))  # fin: the final mixer's outputs and their weight sets (`mix`)
+            np.zeros(10, dtype=np.int64))  # fin: the final mixer's outputs and their weight sets (`mix`), the misses
+    # register and the last refined p (version 16, `misses`)
 
 
 @njit(cache=True, inline="always")
@@ -176,7 +177,8 @@ def bit_mix(tables, work, h, at, seen, gate, n_mix):
     if n_mix >= 8:
         sel[6] = SET_GROUP + (c0 | (min(h[WLEN], 15) << 8) | ((h[TYPES] & 7) << 12))
         sel[7] = SET_ORDERS + (c0 | ((c4 & 0xFF) << 8))
-    final_sets(work[12], s2, c0, c4)
+    wide = wf.shape[0] > 4 * FINAL_SETS  # version 16: the first final set by the misses too, not where images choose it
+    final_sets(work[12], s2, c0, c4, misses(work[12]) if wide and iset <= 0 else 0, wide)
     return mix(w1, wf, x, xf, sel, work[11], work[12])
 
 
@@ -203,7 +205,7 @@ def mixed_learn(tables, work, y, rates, six):
     w1, wf, apm1, apm2, apm3 = tables[3], tables[4], tables[5], tables[6], tables[7]
     x, xf, sel, aj, wn = work[0], work[1], work[2], work[3], work[10]
     mix_learn(w1, wf, x, xf, sel, y, rates[0], rates[1], wn, six, work[11], work[12])
-    refine_learn((apm1, apm2, apm3), aj, y, six)
+    refine_learn((apm1, apm2, apm3), aj, y, six, work[12])
 
 
 @njit(cache=True, inline="always")

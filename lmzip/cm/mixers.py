@@ -22,6 +22,9 @@ from lmzip.cm.parts import (
 APM2_BITS = 14
 FINAL_SETS = 256  # the final mixer's weight sets by match/orders state (or the image model's); versions 13, 14
 # add as many by other contexts (`final_sets`)
+MISS_SETS = 8  # version 16: the first of them by the misses too (`misses`: 3 flags), 8 x FINAL_SETS rows
+MISS_APM = 256 * 8 * 8  # version 16's misses APM stage: the partial byte x the misses x the last byte's type
+APM3_CTX = 65 * 256  # the match-state APM stage's contexts (version 16's misses stage follows them in its table)
 ORDERS_END = 14  # the orders' inputs (models 0-6, two each) come first; version 13's last group mixer weighs them
 MIX_LR1, MIX_LR2 = 24, 16  # the mixers' rates: the first layer (at the start: it falls by half), the final mixer
 MIX_LR1_6, MIX_LR2_6 = 16, 10  # version 6's: the first layer's falls from 24 to 8, sooner (first_rate)
@@ -66,11 +69,28 @@ def group_dot(w1, ws, x, k, groups):
 
 
 @njit(cache=True, inline="always")
-def final_sets(fin, s2, c0, c4):
+def misses(fin):
+    """Version 16: how the last bits were mispredicted, from the register in fin[8] (a bit per coded bit, 1 where
+    the coded p leaned the other way): the last bit, any of the seven before, any of the eight before those."""
+    m = fin[8]
+    return (m & 1) | (((m & 0xFE) != 0) << 1) | (((m & 0xFF00) != 0) << 2)
+
+
+@njit(cache=True, inline="always")
+def n_fin(wf):
+    """How many final weight sets are averaged: one per FINAL_SETS rows of ``wf`` (version 16's first: MISS_SETS)."""
+    n = wf.shape[0] // FINAL_SETS
+    return n if n <= 4 else n - MISS_SETS + 1
+
+
+@njit(cache=True, inline="always")
+def final_sets(fin, s2, c0, c4, m3, wide):
     """The final mixer's weight sets for this bit, into fin[4:]: by the match/orders state (or the image model's)
-    ``s2``; version 13 also by the partial byte, version 14 by the previous byte and by the one before it too."""
-    fin[4], fin[5] = s2, FINAL_SETS + c0
-    fin[6], fin[7] = 2 * FINAL_SETS + (c4 & 0xFF), 3 * FINAL_SETS + ((c4 >> 8) & 0xFF)
+    ``s2``, version 16 (``wide``) x the misses ``m3``; version 13 also by the partial byte, version 14 by the
+    previous byte and by the one before it too."""
+    base = FINAL_SETS * MISS_SETS if wide else FINAL_SETS
+    fin[4], fin[5] = s2 | (m3 << 8), base + c0
+    fin[6], fin[7] = base + FINAL_SETS + (c4 & 0xFF), base + 2 * FINAL_SETS + ((c4 >> 8) & 0xFF)
 
 
 @njit(cache=True, inline="always")
@@ -83,12 +103,12 @@ def mix(w1, wf, x, xf, sel, groups, fin):
     for k in range(n):
         xf[k] = group_dot(w1, sel[k], x, k, groups)
     xf[n] = 256
-    n_fin = wf.shape[0] // FINAL_SETS
+    nf = n_fin(wf)
     d = 0
-    for k in range(n_fin):
+    for k in range(nf):
         fin[k] = mix_dot(wf, fin[4 + k], xf, n + 1)
         d += fin[k]
-    return d >> (n_fin >> 1)
+    return d >> (nf >> 1)
 
 
 @njit(cache=True, inline="always")
@@ -113,16 +133,18 @@ def mix_learn(w1, wf, x, xf, sel, y, lr1, lr2, wn, six, groups, fin):
             mix_train(w1, sel[k], x, ORDERS_END, err, skip)
         else:
             mix_train(w1, sel[k], x, x.shape[0], err, skip)
-    for k in range(wf.shape[0] // FINAL_SETS):
+    for k in range(n_fin(wf)):
         mix_train(wf, fin[4 + k], xf, n + 1, ((y << 12) - sq(fin[k])) * lr2, skip)
 
 
 @njit(cache=True, inline="always")
-def refine(apms, aj, p, c4, c0, mi, pair, ik):
+def refine(apms, aj, p, c4, c0, mi, pair, ik, fin, t1):
     """The mixed ``p`` refined by the three APM stages (order 1, order 2, match state) and averaged with
     them, 16 bits (near-certain bits cost ~0); ``aj``: the entries each stage will update (``pair``, version 6:
     both buckets each stage read, not the nearer; ``ik`` >= 0, version 8's image model: the order-2 stage's
-    context instead of the last two bytes)."""
+    context instead of the last two bytes). Version 16 (the match-state stage's table longer): a fourth stage, by
+    the partial byte x the `misses` (in ``fin``) x the last byte's type ``t1``, a quarter of the result; the result
+    kept in fin[9] (`refine_learn` turns it into the next miss)."""
     apm1, apm2, apm3 = apms
     k1 = ((c4 & 0xFF) << 8) | c0
     k2 = hash2(c4 & 0xFFFF, c0) if ik < 0 else ik
@@ -136,14 +158,22 @@ def refine(apms, aj, p, c4, c0, mi, pair, ik):
         a1, aj[0] = apm_p(apm1, k1, p)
         a2, aj[1] = apm_p(apm2, k2, p)
         a3, aj[2] = apm_p(apm3, k3, p)
-    return clamp_p((16 * p + a1 + a2 + a3 + 2) >> 2)
+    q = clamp_p((16 * p + a1 + a2 + a3 + 2) >> 2)
+    if apm3.shape[0] > APM3_CTX * 33:
+        a4, aj[3] = apm_p_pair(apm3, APM3_CTX + ((((c0 << 3) | misses(fin)) << 3) | t1), p)
+        q = clamp_p((3 * q + a4 + 2) >> 2)
+    fin[9] = q
+    return q
 
 
 @njit(cache=True, inline="always")
-def refine_learn(apms, aj, y, pair):
-    """The three APM stages of ``refine`` after bit ``y``."""
+def refine_learn(apms, aj, y, pair, fin):
+    """The APM stages of ``refine`` after bit ``y``, and the misses register in fin[8] (`misses`)."""
     for k in range(3):
         if pair:
             apm_update_pair(apms[k], aj[k], y, APM_RATE_PAIR)
         else:
             apm_update(apms[k], aj[k], y, APM_RATE)
+    if apms[2].shape[0] > APM3_CTX * 33:
+        apm_update_pair(apms[2], aj[3], y, APM_RATE_PAIR)
+    fin[8] = ((fin[8] << 1) | ((fin[9] >> 15) ^ y)) & 0xFFFF

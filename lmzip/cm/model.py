@@ -26,8 +26,8 @@ from numba import njit
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 from lmzip.cm.body import n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, n_ways, sm_shape
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
-from lmzip.cm.format import SIZED, version_for
-from lmzip.cm.history import C4, N_STATE
+from lmzip.cm.format import MISSES, SIZED, version_for
+from lmzip.cm.history import C4, N_STATE, TYPES
 from lmzip.cm.image import IMAGE_BITS
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.loop import (
@@ -44,7 +44,17 @@ from lmzip.cm.loop import (
     scratch,
 )
 from lmzip.cm.match import EBYTE_BITS
-from lmzip.cm.mixers import APM2_BITS, FINAL_SETS, final_rate, first_rate, refine, slower
+from lmzip.cm.mixers import (
+    APM2_BITS,
+    APM3_CTX,
+    FINAL_SETS,
+    MISS_APM,
+    MISS_SETS,
+    final_rate,
+    first_rate,
+    refine,
+    slower,
+)
 from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
 from lmzip.cm.run import RUN_STATES, n_ind
 from lmzip.cm.text import LONG_STATES
@@ -110,9 +120,17 @@ def n_sets(version: int) -> int:
 
 
 def n_final(version: int) -> int:
-    """The final mixer's weight sets of a cm version: by match/orders state (or the image model's), version 13 by
-    the partial byte too, version 14 by the previous byte and by the one before it too (lmzip.cm.mixers.final_sets)."""
+    """The final mixer's weight sets of a cm version: by match/orders state (or the image model's; version 16 x the
+    misses), version 13 by the partial byte too, version 14 by the previous byte and by the one before it too
+    (lmzip.cm.mixers.final_sets)."""
+    if version >= MISSES:
+        return FINAL_SETS * (MISS_SETS + 3)
     return FINAL_SETS * (1 if version < 13 else 2 if version < 14 else 4)
+
+
+def apm3_contexts(version: int) -> int:
+    """The match-state APM stage's contexts, version 16's misses stage after them (lmzip.cm.mixers.refine)."""
+    return APM3_CTX + (MISS_APM if version >= MISSES else 0)
 
 
 def first_weight(version: int) -> int:
@@ -128,7 +146,7 @@ def table_bytes(level: int, version: int | None = None, length: int | None = Non
     tb, mb = table_bits(level, version, length)
     return (4 * (n_hashed(version) << tb) + 4 * 2 * 65536 + 4 * int(np.prod(sm_shape(version)))
             + 4 * n_inputs(version) * n_sets(version) + 4 * n_final(version) * (n_mix(version) + 1)
-            + 4 * 33 * (65536 + (1 << APM2_BITS) + 65 * 256) + 4 * (1 << mb) + 4 * 64
+            + 4 * 33 * (65536 + (1 << APM2_BITS) + apm3_contexts(version)) + 4 * (1 << mb) + 4 * 64
             + 4 * (n_image(version) << IMAGE_BITS) + 4 * RUN_STATES * n_run(version)
             + 2 * n_ind(version) + 4 * (n_ebyte(version) << EBYTE_BITS)
             + (4 * (1 << mb) + 4 * LONG_STATES) * (n_long(version) > 0))
@@ -148,7 +166,7 @@ def allocate(level: int, version: int | None = None, length: int | None = None) 
         wf=np.full((n_final(version), n_mix(version) + 1), 65536 // n_mix(version), dtype=np.int32),
         apm1=apm_init(65536),
         apm2=apm_init(1 << APM2_BITS),
-        apm3=apm_init(65 * 256),
+        apm3=apm_init(apm3_contexts(version)),
         mtab=np.zeros(1 << mb, dtype=np.int32),
         msm=np.full(64, half, dtype=np.uint32),
         it=np.full((n_image(version), 1 << IMAGE_BITS), half, dtype=np.uint32),
@@ -276,7 +294,7 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
             if masked:
                 x *= mask
             df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix)
-            p = refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi, six, ik)
+            p = refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi, six, ik, work[12], h[TYPES] & 7)
             if no_sse:
                 p = clamp_p(16 * sq(df))
             y = _code_bit(encode, st, out, src, buf, i, j, p)

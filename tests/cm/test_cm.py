@@ -82,7 +82,8 @@ GOLDEN = {1: "de439c5a0b4ae690bd2a28dbd9e73b781d207db38388e1582d62fde3c671b851",
           12: "68ccef0d6974fabfa3de1f1b8d9268970a0b4cb8fb3b9f51ff83c670d6f21f10",
           13: "91ee30b1eac2921cc771268d5124ee21a583e45d330e055838cad49659642a5f",
           14: "b85daf83e2c4383706dcb851430ec256fca21a4b3a81fa96b938acb016a04af0",
-          15: "6c131ae13986507ee38294f6d2b0a73e6ed44e65340644c5cda926ee5e731754"}
+          15: "6c131ae13986507ee38294f6d2b0a73e6ed44e65340644c5cda926ee5e731754",
+          16: "be09199ef2434025cde7cdb2962dadf0693ccfd12ecc5777b24c94f969cbb049"}
 
 
 @pytest.mark.parametrize("version", fmt.VERSIONS)
@@ -197,12 +198,12 @@ def test_image_gate_keeps_text_out(text):
     assert bitmap[image.UTF] < 32 and bitmap[image.BINARY] >= 128 and bitmap[image.FLAT] >= 128
 
 
-@pytest.mark.parametrize("level, version", [(1, 2), (6, 2), (fmt.HEAVY, 15)])
+@pytest.mark.parametrize("level, version", [(1, 2), (6, 2), (fmt.HEAVY, 16)])
 def test_a_level_writes_its_version(level, version):
-    """Levels from HEAVY on run version 15's models; the ones below write version 2, readable by lmzip 0.7."""
+    """Levels from HEAVY on run version 16's models; the ones below write version 2, readable by lmzip 0.7."""
     blob = cm.compress(TEXT, level)
     assert blob[4] == version and cm.decompress(blob) == TEXT
-    assert [fmt.version_for(lv) for lv in fmt.LEVELS] == [2] * (fmt.HEAVY - 1) + [15] * (10 - fmt.HEAVY)
+    assert [fmt.version_for(lv) for lv in fmt.LEVELS] == [2] * (fmt.HEAVY - 1) + [16] * (10 - fmt.HEAVY)
 
 
 def test_deterministic_across_calls():
@@ -213,7 +214,7 @@ def test_deterministic_across_calls():
     (b"", "truncated"),
     (b"LMC", "truncated"),
     (b"PK\x03\x04" + bytes(30), "bad magic"),
-    (b"LMCM" + bytes([16, 1]) + bytes(12) + b"x", "version 16 is not supported"),
+    (b"LMCM" + bytes([17, 1]) + bytes(12) + b"x", "version 17 is not supported"),
     (b"LMCM" + bytes([0, 1]) + bytes(12) + b"x", "version 0 is not supported"),
     (b"LMCM" + bytes([1, 0]) + bytes(12) + b"x", "level"),
     (b"LMCM" + bytes([1, 12]) + bytes(12) + b"x", "level"),
@@ -262,7 +263,7 @@ def test_from_version_15_a_small_input_gets_small_tables(monkeypatch):
     assert table_bytes(9, 15, 1000) < 400 << 20 < 3000 << 20 < table_bytes(9, 15)
     data, noise = TEXT * 30, _random(3000)  # 5,520 and 3,000 bytes: 2^16 slots a model, as level 1's
     blob = cm.compress(data, 9)
-    assert blob[4] == 15 and cm.decompress(blob) == data
+    assert blob[4] == fmt.VERSION and cm.decompress(blob) == data
     assert model.first_weight(14) == 1 << 12 and model.first_weight(15) == 1 << 11
     assert len(cm.compress(data, 1, version=15)) < len(cm.compress(data, 1, version=14))  # the weights' start
     blob = cm.compress(noise, 3, version=15)
