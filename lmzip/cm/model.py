@@ -9,9 +9,10 @@ to `body`; version 8's image model picks the sixth mixer's set, the final mixer'
 where it is on; version 9 looks contexts up in four buckets, not two; version 10 gives each model a third input,
 its state's p where its slot never wavered; version 13 adds two group mixers, each over one group of inputs: the
 models from 7 on, the orders), a final mixer (sets by match/orders state; version 13 averages a second set's
-output in, by the partial byte, version 14 two more, by the previous byte and the one before) combines those,
-three APM stages (order 1, order 2, match state; version 6 updates both buckets each reads) refine
-the result, and the arithmetic coder spends -log2(p) bits on the bit actually seen. Encoding and decoding run this
+output in, by the partial byte, version 14 two more, by the previous byte and the one before; version 16 picks the
+first set by the misses too) combines those, three APM stages (order 1, order 2, match state; version 6 updates both
+buckets each reads; version 16 adds a fourth, by the partial byte x the misses: `mixers.misses`) refine the result,
+and the arithmetic coder spends -log2(p) bits on the bit actually seen. Encoding and decoding run this
 very loop (`encode` picks which coder step is called), so the two sides cannot drift apart: the decoder rebuilds
 every table from the bytes it has already emitted.
 """
