@@ -143,7 +143,7 @@ def counting(levels: list[int]) -> None:
     write_json(OUT / "counting-levels.json", {"file": "canterbury/alice29.txt", "cpu": cpu_model(), "rows": rows})
     lines = [f"Counting alone (lmzip.cm) at each level, `-m cm-N` (-1 is cm-6), on alice29.txt whole: one process "
              f"each, one thread, after a 5 KB warm-up ({cpu_model()}; benchmarks/levels.py counting). Tables: what "
-             f"alice29.txt gets, and the level's largest (cm version 15 fits its hashed table to the input).", "",
+             f"alice29.txt gets, and the level's largest (cm version 15 on fits its hashed table to the input).", "",
              "| cm level | cm version | tables MiB (largest) | peak MiB | bpb (alice29) | KB/s c / d | round trip |",
              "|---|---:|---:|---:|---:|---|:-:|"]
     for r in rows:
