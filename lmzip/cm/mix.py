@@ -215,7 +215,7 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
             lmq = (slm + 2048) >> 7
             x[x_lm], sel[n_mix] = slm, set_lm + lmq * 8 + j
             df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix)
-            p = refine(apms, aj, sq(df), c4, c0, mi, six, ik, work[12], 0)
+            p = refine(apms, aj, sq(df), c4, c0, mi, six, ik, work[12], 0)  # no misses stage in the mixed frames' 11
             a4, j4 = apm_p_pair(apm4, lmq * 256 + c0, sq(df)) if six else apm_p(apm4, lmq * 256 + c0, sq(df))
             y = code_bit(encode, st, out, src, (tbyte >> (7 - j)) & 1, clamp_p((5 * p + 3 * a4 + 4) >> 3))
             mixed_learn(tables, work, y, rates, six)
