@@ -27,7 +27,7 @@ from lmzip.cm.match import (
     match_learn,
     match_quant,
 )
-from lmzip.cm.mixers import FINAL_SETS, final_sets, misses, mix, mix_learn, refine_learn
+from lmzip.cm.mixers import final_sets, miss_sets, misses, mix, mix_learn, refine_learn
 from lmzip.cm.run import (
     IND_BYTES,
     WORDS_AT,
@@ -177,7 +177,7 @@ def bit_mix(tables, work, h, at, seen, gate, n_mix):
     if n_mix >= 8:
         sel[6] = SET_GROUP + (c0 | (min(h[WLEN], 15) << 8) | ((h[TYPES] & 7) << 12))
         sel[7] = SET_ORDERS + (c0 | ((c4 & 0xFF) << 8))
-    wide = wf.shape[0] > 4 * FINAL_SETS  # version 16: the first final set by the misses too, not where images choose it
+    wide = miss_sets(wf)  # version 16: the first final set by the misses too, not where the image model chooses it
     final_sets(work[12], s2, c0, c4, misses(work[12]) if wide and iset <= 0 else 0, wide)
     return mix(w1, wf, x, xf, sel, work[11], work[12])
 

@@ -77,10 +77,22 @@ def misses(fin):
 
 
 @njit(cache=True, inline="always")
+def miss_sets(wf):
+    """Whether the final mixer's first weight set is chosen by the misses too (version 16: its MISS_SETS x rows)."""
+    return wf.shape[0] > 4 * FINAL_SETS
+
+
+@njit(cache=True, inline="always")
+def miss_stage(apm3):
+    """Whether `refine` has version 16's misses stage (its contexts after the match-state stage's, in one table)."""
+    return apm3.shape[0] > APM3_CTX * 33
+
+
+@njit(cache=True, inline="always")
 def n_fin(wf):
     """How many final weight sets are averaged: one per FINAL_SETS rows of ``wf`` (version 16's first: MISS_SETS)."""
     n = wf.shape[0] // FINAL_SETS
-    return n if n <= 4 else n - MISS_SETS + 1
+    return n - MISS_SETS + 1 if miss_sets(wf) else n
 
 
 @njit(cache=True, inline="always")
@@ -159,7 +171,7 @@ def refine(apms, aj, p, c4, c0, mi, pair, ik, fin, t1):
         a2, aj[1] = apm_p(apm2, k2, p)
         a3, aj[2] = apm_p(apm3, k3, p)
     q = clamp_p((16 * p + a1 + a2 + a3 + 2) >> 2)
-    if apm3.shape[0] > APM3_CTX * 33:
+    if miss_stage(apm3):
         a4, aj[3] = apm_p_pair(apm3, APM3_CTX + ((((c0 << 3) | misses(fin)) << 3) | t1), p)
         q = clamp_p((3 * q + a4 + 2) >> 2)
     fin[9] = q
@@ -174,6 +186,6 @@ def refine_learn(apms, aj, y, pair, fin):
             apm_update_pair(apms[k], aj[k], y, APM_RATE_PAIR)
         else:
             apm_update(apms[k], aj[k], y, APM_RATE)
-    if apms[2].shape[0] > APM3_CTX * 33:
+    if miss_stage(apms[2]):
         apm_update_pair(apms[2], aj[3], y, APM_RATE_PAIR)
     fin[8] = ((fin[8] << 1) | ((fin[9] >> 15) ^ y)) & 0xFFFF
