@@ -43,7 +43,7 @@ from lmzip.cm.run import (
     word_indirect_contexts,
     word_indirect_done,
 )
-from lmzip.cm.text import long_done, long_index, long_inputs, text_done, word_done
+from lmzip.cm.text import SHAPE_BITS, long_done, long_index, long_inputs, shape_set, space_set, text_done, word_done
 
 MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit position
 # the first-layer weight sets, one array: by partial byte c0, by match/orders state, by the previous
@@ -57,6 +57,9 @@ SET_TYPES = SET_C21 + 65536  # version 6: the sixth mixer's, by the partial byte
 SET_GROUP = SET_TYPES + 65536  # version 13: the group mixers' sets (`group_bounds`): the models from 7 on by the
 GROUP_SETS = 1 << 15  # partial byte x the word's length (0-15) x the last byte's type (GROUP_SETS), then the
 SET_ORDERS = SET_GROUP + GROUP_SETS  # orders by the partial byte x the previous byte (65536)
+SET_SHAPE = SET_ORDERS + 65536  # version 17: the shape mixer's sets (lmzip.cm.text.shape_set), then the spacing
+SET_SPACE = SET_SHAPE + (1 << SHAPE_BITS)  # mixer's (`space_set`); the group mixers stay the last two
+SHAPE_SETS = 2 << SHAPE_BITS
 
 
 def group_bounds(n_count: int, models: int) -> np.ndarray:
@@ -162,9 +165,9 @@ def bit_inputs(tables, work, h, buf, g0, at, expect, gate):
 @njit(cache=True, inline="always")
 def bit_mix(tables, work, h, at, seen, gate, n_mix):
     """The first-layer mixers (the first ``n_mix``: counting's; weight sets by the partial byte and the match/orders
-    state, version 6 the types, version 13's two group mixers the word's length and the last byte's type, the
-    previous byte) and the final mixer over the inputs in ``x`` (its weight sets: `final_sets`, `mix`); returns its
-    output (stretched)."""
+    state, version 6 the types, version 13's two group mixers (the last two) the word's length and the last byte's
+    type, the previous byte; version 17 the text's shape and spacing) and the final mixer over the inputs in ``x``
+    (its weight sets: `final_sets`, `mix`); returns its output (stretched)."""
     w1, wf = tables[3], tables[4]
     x, xf, sel = work[0], work[1], work[2]
     c0, c4, j = at
@@ -175,8 +178,10 @@ def bit_mix(tables, work, h, at, seen, gate, n_mix):
         sel[5] = SET_TYPES + (c0 | ((h[TYPES] & 0x3F) << 8) | (min(h[WLEN], 3) << 14))
         s2 = image_sets(sel, SET_TYPES, iset, s2, gate)
     if n_mix >= 8:
-        sel[6] = SET_GROUP + (c0 | (min(h[WLEN], 15) << 8) | ((h[TYPES] & 7) << 12))
-        sel[7] = SET_ORDERS + (c0 | ((c4 & 0xFF) << 8))
+        sel[n_mix - 2] = SET_GROUP + (c0 | (min(h[WLEN], 15) << 8) | ((h[TYPES] & 7) << 12))
+        sel[n_mix - 1] = SET_ORDERS + (c0 | ((c4 & 0xFF) << 8))
+    if n_mix >= 10:
+        sel[6], sel[7] = SET_SHAPE + shape_set(h, c0), SET_SPACE + space_set(h, c0)
     wide = miss_sets(wf)  # version 16: the first final set by the misses too, not where the image model chooses it
     final_sets(work[12], s2, c0, c4, misses(work[12]) if wide and iset <= 0 else 0, wide)
     return mix(w1, wf, x, xf, sel, work[11], work[12])

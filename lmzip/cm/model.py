@@ -8,7 +8,8 @@ bytes' types x the word's length, and learns slower once past the first 64 KiB; 
 to `body`; version 8's image model picks the sixth mixer's set, the final mixer's and the order-2 APM's context
 where it is on; version 9 looks contexts up in four buckets, not two; version 10 gives each model a third input,
 its state's p where its slot never wavered; version 13 adds two group mixers, each over one group of inputs: the
-models from 7 on, the orders), a final mixer (sets by match/orders state; version 13 averages a second set's
+models from 7 on, the orders; version 17 two by the text's shape and spacing, `lmzip.cm.text.shape_set`), a
+final mixer (sets by match/orders state; version 13 averages a second set's
 output in, by the partial byte, version 14 two more, by the previous byte and the one before; version 16 picks the
 first set by the misses too) combines those, three APM stages (order 1, order 2, match state; version 6 updates both
 buckets each reads; version 16 adds a fourth, by the partial byte x the misses: `mixers.misses`) refine the result,
@@ -27,13 +28,14 @@ from numba import njit
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 from lmzip.cm.body import n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, n_ways, sm_shape
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
-from lmzip.cm.format import MISSES, SIZED, version_for
+from lmzip.cm.format import MISSES, SHAPES, SIZED, version_for
 from lmzip.cm.history import C4, N_STATE, TYPES
 from lmzip.cm.image import IMAGE_BITS
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.loop import (
     GROUP_SETS,
     N_SETS,
+    SHAPE_SETS,
     bit_inputs,
     bit_learn,
     bit_mix,
@@ -61,7 +63,7 @@ from lmzip.cm.run import RUN_STATES, n_ind
 from lmzip.cm.text import LONG_STATES
 
 FIT = 4  # cm version 15: a model's hashed slots at most 2^(the length's bits + FIT), 16 to 32 a byte (`table_bits`)
-N_MIX = 4              # first-layer mixers (version 3: 5, 6: 6, 13: 8); the final mixer weighs them (sets by SET_ST)
+N_MIX = 4              # first-layer mixers (3: 5, 6: 6, 13: 8, 17: 10); the final mixer weighs them (sets by SET_ST)
 
 
 @dataclass(frozen=True)
@@ -111,13 +113,14 @@ def table_bits(level: int, version: int = 1, length: int | None = None) -> tuple
 
 def n_mix(version: int) -> int:
     """The first-layer mixers of a cm version."""
-    return N_MIX + (version >= 3) + (version >= 6) + 2 * (version >= 13)
+    return N_MIX + (version >= 3) + (version >= 6) + 2 * (version >= 13) + 2 * (version >= SHAPES)
 
 
 def n_sets(version: int) -> int:
     """The first-layer mixers' weight sets of a cm version."""
     groups = GROUP_SETS + 65536 if version >= 13 else 0  # the group mixers' (lmzip.cm.loop.SET_GROUP)
-    return N_SETS + (65536 if version >= 3 else 0) + (65536 if version >= 6 else 0) + groups
+    shapes = SHAPE_SETS if version >= SHAPES else 0  # version 17's shape and spacing mixers' (SET_SHAPE)
+    return N_SETS + (65536 if version >= 3 else 0) + (65536 if version >= 6 else 0) + groups + shapes
 
 
 def n_final(version: int) -> int:

@@ -1,7 +1,8 @@
 """The text models beyond the orders: version 4's word and line models; version 5's contexts of prose, fields and
 tables (a keyword before ':' or '=', the gap between words, letters and digits whatever lies between, the types of
 bytes, an open bracket, the line above) and a second match model over the last LONG bytes; version 7's column
-models (where a wrapped line breaks, what a column holds); version 10's words further back, stems and lines."""
+models (where a wrapped line breaks, what a column holds); version 10's words further back, stems and lines;
+version 17's weight sets by the text's shape (`shape_set`, `space_set`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm.history import (
+    CASES,
     FILL,
     FWORD,
     GAP,
@@ -36,6 +38,7 @@ from lmzip.cm.match import pair_inputs
 from lmzip.cm.parts import hash2
 
 LONG = 20              # the long match model looks up the last LONG bytes
+SHAPE_BITS = 16        # version 17's shape and spacing mixers: their weight sets, hashed
 LONG_STATES = 64       # its state map: the length (16 steps) x whether the match model expects the same byte x the bit
 
 
@@ -139,6 +142,9 @@ def text_done(h, c, w_before, buf, g0):
     if h[W0] != 0:
         if w_before == 0:
             h[GAPW], h[GAP] = h[GAP], 0
+            h[CASES] = (h[CASES] << 1) & 6
+        if 65 <= c <= 90:
+            h[CASES] |= 1
     else:
         h[GAP] = hash2(h[GAP], c)
         if (c == 58 or c == 61) and w_before != 0:
@@ -232,3 +238,26 @@ def long_index(llen, lb, ebyte, mi, c0, j):
 def long_inputs(x, at, lsm, li, llen):
     """The long match model's two inputs at x[at:]: its learned p, its length signed by the expected bit."""
     pair_inputs(x, at, lsm, li, llen, 64, 4)
+
+
+@njit(cache=True, inline="always")
+def shape_set(h, c0):
+    """Version 17's shape mixer's weight set: the partial byte ``c0`` x the types of the last five bytes x which of
+    the current word and the two before hold a capital (paq8px's text model picks its mixers' weights by such
+    masks), hashed to SHAPE_BITS."""
+    x = c0 | ((h[TYPES] & 0x7FFF) << 8) | ((h[CASES] & 7) << 23)
+    return hash2(x, 77) & ((1 << SHAPE_BITS) - 1)
+
+
+@njit(cache=True, inline="always")
+def space_set(h, c0):
+    """Version 17's spacing mixer's weight set: the partial byte ``c0`` x which of the last eight bytes were spaces or
+    newlines x which were punctuation x whether the current word holds a capital, hashed to SHAPE_BITS."""
+    t = h[TYPES]
+    sp, pu = 0, 0
+    for q in range(8):
+        k = (t >> (3 * q)) & 7
+        sp |= (1 if k == 3 or k == 4 else 0) << q
+        pu |= (1 if k == 5 else 0) << q
+    x = c0 | (sp << 8) | (pu << 16) | ((h[CASES] & 1) << 24)
+    return hash2(x, 79) & ((1 << SHAPE_BITS) - 1)
