@@ -58,6 +58,8 @@ in version 12 any row):
  44-47 (version 12) sparse: bytes 1 and 3 back; bytes 2 and 4 back; the high nibbles of the last four bytes; bytes 1
    and 4 back (``sparse_contexts``); and the hashed models share one table, each context's row chosen by its hash
    (lmzip.cm.parts.find_bucket)
+ 48 (version 17) number: in a gap, its shape (every digit one digit) + the keyword; in a word, the word + the shape
+   of the gap before it (``number_context``)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
 shapes and every earlier version decodes through the same code.
@@ -102,7 +104,7 @@ from lmzip.cm.parts import (
 )
 from lmzip.cm.run import N_RUN
 from lmzip.cm.sparse import sparse_contexts
-from lmzip.cm.text import column_contexts, line_contexts, text_contexts, word_contexts
+from lmzip.cm.text import column_contexts, line_contexts, number_context, text_contexts, word_contexts
 
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/64.5: adapts to drift, still averages
 SM_COLUMNS = 8 << 10   # a state map's entries before version 4: 10-bit states x the bit position
@@ -112,6 +114,8 @@ SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
+    if version >= 17:
+        return 47  # the number model (lmzip.cm.text.number_context)
     return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26, 10: 40, 11: 42}.get(version, 30 if version < 10 else 46)
 
 
@@ -212,6 +216,8 @@ def contexts(ctx, h, buf, g0):
         word_contexts(ctx, h)
     if ctx.shape[0] > 42:
         sparse_contexts(ctx, c4)
+    if ctx.shape[0] > 46:
+        number_context(ctx, h)
 
 
 @njit(cache=True, inline="always")

@@ -10,12 +10,14 @@ WLEN: the current word's length; VMATCH: how many bytes in a row agreed with the
 row (ROW, the vote's candidate ROWC and its lead ROWN: lmzip.cm.image.row_done); version 10's words (WP3: the third
 word back; FWORD: the line's first word; STEM: the current word's first five letters; SP1, SP2: the two words'
 before: lmzip.cm.text.word_done); version 17's CASES: which of the current word and the two before hold a capital
-(bit 0 the current word: lmzip.cm.text.text_done).
+(bit 0 the current word), RUNS: the types of the last eight runs of bytes (a run of letters is one), SHAPE: the gap's
+shape (its bytes with every digit one digit), SHAPEW: the shape of the gap before the current word
+(lmzip.cm.text.text_done).
 """
 
 C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL, WPP, LLEN, LPTR = range(15)
 GAP, GAPW, KEY, TEXT, GROUPS, OPEN, TYPES, WLEN, VMATCH = range(15, 24)
 ROW, ROWC, ROWN = range(24, 27)
 WP3, FWORD, STEM, SP1, SP2 = range(27, 32)
-CASES = 32
-N_STATE = 33
+CASES, RUNS, SHAPE, SHAPEW = range(32, 36)
+N_STATE = 36

@@ -22,6 +22,9 @@ from lmzip.cm.history import (
     LPTR,
     OPEN,
     PLINE,
+    RUNS,
+    SHAPE,
+    SHAPEW,
     SP1,
     SP2,
     STEM,
@@ -142,11 +145,13 @@ def text_done(h, c, w_before, buf, g0):
     if h[W0] != 0:
         if w_before == 0:
             h[GAPW], h[GAP] = h[GAP], 0
+            h[SHAPEW], h[SHAPE] = h[SHAPE], 0
             h[CASES] = (h[CASES] << 1) & 6
         if 65 <= c <= 90:
             h[CASES] |= 1
     else:
         h[GAP] = hash2(h[GAP], c)
+        h[SHAPE] = hash2(h[SHAPE], 48 if 48 <= c <= 57 else c)
         if (c == 58 or c == 61) and w_before != 0:
             h[KEY] = w_before
     if (48 <= c <= 57) or (97 <= lc <= 122):
@@ -185,6 +190,8 @@ def text_done(h, c, w_before, buf, g0):
         else:
             t = 7 if c < 128 else 0
     h[TYPES] = ((h[TYPES] << 3) | t) & 0xFFFFFF
+    if t != 1 or (h[RUNS] & 7) != 1:  # a run of letters is one
+        h[RUNS] = ((h[RUNS] << 3) | t) & 0xFFFFFF
     if c == 40 or c == 91 or c == 123 or c == 34:
         h[OPEN] = c if not (c == 34 and h[OPEN] == 34) else 0
     elif c == 41 or c == 93 or c == 125:
@@ -242,10 +249,10 @@ def long_inputs(x, at, lsm, li, llen):
 
 @njit(cache=True, inline="always")
 def shape_set(h, c0):
-    """Version 17's shape mixer's weight set: the partial byte ``c0`` x the types of the last five bytes x which of
-    the current word and the two before hold a capital (paq8px's text model picks its mixers' weights by such
-    masks), hashed to SHAPE_BITS."""
-    x = c0 | ((h[TYPES] & 0x7FFF) << 8) | ((h[CASES] & 7) << 23)
+    """Version 17's shape mixer's weight set: the partial byte ``c0`` x the types of the last five runs of bytes (a
+    run of letters is one) x which of the current word and the two before hold a capital x the word's length (0-3;
+    paq8px's text model picks its mixers' weights by such masks), hashed to SHAPE_BITS."""
+    x = c0 | ((h[RUNS] & 0x7FFF) << 8) | ((h[CASES] & 7) << 23) | (min(h[WLEN], 3) << 26)
     return hash2(x, 77) & ((1 << SHAPE_BITS) - 1)
 
 
@@ -261,3 +268,13 @@ def space_set(h, c0):
         pu |= (1 if k == 5 else 0) << q
     x = c0 | (sp << 8) | (pu << 16) | ((h[CASES] & 1) << 24)
     return hash2(x, 79) & ((1 << SHAPE_BITS) - 1)
+
+
+@njit(cache=True, inline="always")
+def number_context(ctx, h):
+    """Version 17's number model (ctx[46]): in a gap, its shape (every digit one digit: "d,ddd (") + the keyword; in a
+    word, the word + the shape of the gap before it. A table's or a fact sheet's figures differ, their shapes recur."""
+    if h[W0] != 0:
+        ctx[46] = hash2(hash2(h[W0], h[SHAPEW]), 80)
+    else:
+        ctx[46] = hash2(hash2(h[KEY], h[SHAPE]), 81)

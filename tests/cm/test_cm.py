@@ -84,7 +84,7 @@ GOLDEN = {1: "de439c5a0b4ae690bd2a28dbd9e73b781d207db38388e1582d62fde3c671b851",
           14: "b85daf83e2c4383706dcb851430ec256fca21a4b3a81fa96b938acb016a04af0",
           15: "6c131ae13986507ee38294f6d2b0a73e6ed44e65340644c5cda926ee5e731754",
           16: "be09199ef2434025cde7cdb2962dadf0693ccfd12ecc5777b24c94f969cbb049",
-          17: "7f3eed4b8ad777386170b79e234ec60bcb45d33d91a8247dfa1ab027eb2e0812"}
+          17: "9a6f37cccb461252f3c24c32e22bc205005520d30f42ffbdfcc006502919fb22"}
 
 
 @pytest.mark.parametrize("version", fmt.VERSIONS)
@@ -277,7 +277,7 @@ def test_from_version_15_a_small_input_gets_small_tables(monkeypatch):
 
 def test_memory_grows_with_level_within_bound():
     assert table_bytes(1) < 20 << 20  # level 1: ~16 MiB (APMs and mixers are fixed costs)
-    assert table_bytes(9) < 3270 << 20  # the largest level: 3,266 MiB (version 17; 3,179 in version 16)
+    assert table_bytes(9) < 3340 << 20  # the largest level: 3,334 MiB (version 17; 3,179 in version 16)
     assert all(table_bytes(lv) < table_bytes(lv + 1) for lv in range(1, 9))
 
 
