@@ -70,6 +70,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from lmzip.cm.format import SHAPES
 from lmzip.cm.history import (
     C4,
     C8,
@@ -114,7 +115,7 @@ SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
-    if version >= 17:
+    if version >= SHAPES:
         return 47  # the number model (lmzip.cm.text.number_context)
     return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26, 10: 40, 11: 42}.get(version, 30 if version < 10 else 46)
 

@@ -4,18 +4,17 @@ Per bit, every model of `body` offers two stretched probabilities (the run model
 chosen by the partial byte, by match state x how many high orders know this context x bit position, by the previous
 byte, by the byte before it; version 3 adds a fifth, by the last two bytes) combine them (version 5: a weight set
 learns faster while it is young, by its count of uses; version 6 adds a sixth, by the partial byte x the last two
-bytes' types x the word's length, and learns slower once past the first 64 KiB; version 7 adds four column models
-to `body`; version 8's image model picks the sixth mixer's set, the final mixer's and the order-2 APM's context
-where it is on; version 9 looks contexts up in four buckets, not two; version 10 gives each model a third input,
-its state's p where its slot never wavered; version 13 adds two group mixers, each over one group of inputs: the
-models from 7 on, the orders; version 17 two by the text's shape and spacing, `lmzip.cm.text.shape_set`), a
-final mixer (sets by match/orders state; version 13 averages a second set's
-output in, by the partial byte, version 14 two more, by the previous byte and the one before; version 16 picks the
-first set by the misses too) combines those, three APM stages (order 1, order 2, match state; version 6 updates both
-buckets each reads; version 16 adds a fourth, by the partial byte x the misses: `mixers.misses`) refine the result,
-and the arithmetic coder spends -log2(p) bits on the bit actually seen. Encoding and decoding run this
-very loop (`encode` picks which coder step is called), so the two sides cannot drift apart: the decoder rebuilds
-every table from the bytes it has already emitted.
+bytes' types x the word's length, and learns slower once past the first 64 KiB; version 7 adds four column models to
+`body`; version 8's image model picks the sixth mixer's set, the final mixer's and the order-2 APM's context where
+it is on; version 9 looks contexts up in four buckets, not two; version 10 gives each model a third input, its
+state's p where its slot never wavered; version 13 adds two group mixers, each over one group of inputs: the models
+from 7 on, the orders; version 17 two by the text's shape and spacing, `lmzip.cm.text.shape_set`), a final mixer
+(sets by match/orders state; version 13 averages a second set's output in, by the partial byte, version 14 two more,
+by the previous byte and the one before; version 16 picks the first set by the misses too) combines those, three APM
+stages (order 1, order 2, match state; version 6 updates both buckets each reads; version 16 adds a fourth, by the
+partial byte x the misses: `mixers.misses`) refine the result, and the arithmetic coder spends -log2(p) bits on the
+bit actually seen. Encoding and decoding run this very loop (`encode` picks which coder step is called), so the two
+sides cannot drift apart: the decoder rebuilds every table from the bytes it has already emitted.
 """
 
 from __future__ import annotations
