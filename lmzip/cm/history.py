@@ -11,7 +11,8 @@ row (ROW, the vote's candidate ROWC and its lead ROWN: lmzip.cm.image.row_done);
 word back; FWORD: the line's first word; STEM: the current word's first five letters; SP1, SP2: the two words'
 before: lmzip.cm.text.word_done); version 17's CASES: which of the current word and the two before hold a capital
 (bit 0 the current word), RUNS: the types of the last eight runs of bytes (a run of letters is one), SHAPE: the gap's
-shape (its bytes with every digit one digit), SHAPEW: the shape of the gap before the current word
+shape (its bytes with every digit one digit), SHAPEW: the shape of the gap before the current word, SPACES: which of
+the last eight bytes were spaces or newlines (bits 0-7, the latest first) and which punctuation (bits 8-15)
 (lmzip.cm.text.text_done).
 """
 
@@ -19,5 +20,5 @@ C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL, WPP, LLEN, LPT
 GAP, GAPW, KEY, TEXT, GROUPS, OPEN, TYPES, WLEN, VMATCH = range(15, 24)
 ROW, ROWC, ROWN = range(24, 27)
 WP3, FWORD, STEM, SP1, SP2 = range(27, 32)
-CASES, RUNS, SHAPE, SHAPEW = range(32, 36)
-N_STATE = 36
+CASES, RUNS, SHAPE, SHAPEW, SPACES = range(32, 37)
+N_STATE = 37

@@ -27,6 +27,7 @@ from lmzip.cm.history import (
     SHAPEW,
     SP1,
     SP2,
+    SPACES,
     STEM,
     TEXT,
     TYPES,
@@ -190,6 +191,8 @@ def text_done(h, c, w_before, buf, g0):
         else:
             t = 7 if c < 128 else 0
     h[TYPES] = ((h[TYPES] << 3) | t) & 0xFFFFFF
+    sp, pu = h[SPACES] << 1, (h[SPACES] >> 8) << 1
+    h[SPACES] = ((sp | (t == 3 or t == 4)) & 0xFF) | (((pu | (t == 5)) & 0xFF) << 8)
     if t != 1 or (h[RUNS] & 7) != 1:  # a run of letters is one
         h[RUNS] = ((h[RUNS] << 3) | t) & 0xFFFFFF
     if c == 40 or c == 91 or c == 123 or c == 34:
@@ -259,14 +262,9 @@ def shape_set(h, c0):
 @njit(cache=True, inline="always")
 def space_set(h, c0):
     """Version 17's spacing mixer's weight set: the partial byte ``c0`` x which of the last eight bytes were spaces or
-    newlines x which were punctuation x whether the current word holds a capital, hashed to SHAPE_BITS."""
-    t = h[TYPES]
-    sp, pu = 0, 0
-    for q in range(8):
-        k = (t >> (3 * q)) & 7
-        sp |= (1 if k == 3 or k == 4 else 0) << q
-        pu |= (1 if k == 5 else 0) << q
-    x = c0 | (sp << 8) | (pu << 16) | ((h[CASES] & 1) << 24)
+    newlines x which were punctuation (SPACES, kept per byte by `text_done`) x whether the current word holds a
+    capital, hashed to SHAPE_BITS."""
+    x = c0 | (h[SPACES] << 8) | ((h[CASES] & 1) << 24)
     return hash2(x, 79) & ((1 << SHAPE_BITS) - 1)
 
 
