@@ -49,19 +49,32 @@ def cache_dirs(folder: Path = HERE) -> list[Path]:
     return dirs
 
 
+def _configured() -> bool:
+    """Whether numba keeps its cache where NUMBA_CACHE_DIR points (lmzip.arith.jitdir may have set it)."""
+    try:
+        from numba.core import config
+    except ImportError:
+        return False
+    return bool(config.CACHE_DIR)
+
+
 def ensure_fresh(folder: Path = HERE) -> None:
     """Drop the folder's cached machine code, wherever numba keeps it, if any compiled source changed since it was
     written."""
     digest = sources_digest(folder)
-    for cache in cache_dirs(folder):
+    dirs = cache_dirs(folder)
+    # numba writes beside the sources, or where NUMBA_CACHE_DIR points (dirs[1]): made now, stamped, so the code the
+    # first run compiles there is kept (unstamped, the second run cleared it and compiled again: ~50 s a loop)
+    made = dirs[:2] if _configured() else dirs[:1]
+    for cache in dirs:
         stamp = cache / "cm-sources.sha256"
         try:
             if stamp.exists() and stamp.read_text() == digest:
                 continue
             for f in cache.glob("*.nb[ic]"):
                 f.unlink(missing_ok=True)
-            if cache.exists() or cache == folder / "__pycache__":
-                cache.mkdir(exist_ok=True)
+            if cache.exists() or cache in made:
+                cache.mkdir(parents=True, exist_ok=True)
                 stamp.write_text(digest)
         except OSError:  # a read-only folder: numba does not cache there either
             pass

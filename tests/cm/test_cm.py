@@ -345,6 +345,27 @@ def test_a_changed_source_clears_the_cache_numba_keeps_elsewhere(tmp_path, monke
     assert not stale.exists()
 
 
+def test_the_first_run_s_compiled_code_in_a_new_numba_cache_dir_is_kept(tmp_path, monkeypatch):
+    """NUMBA_CACHE_DIR naming a folder not made yet (lmzip.arith.jitdir's for a read-only install): the first run
+    stamps the folder, so what it compiles there is loaded by the second run, not cleared and compiled again."""
+    from numba.core import config
+
+    from lmzip.cm import jitcache
+
+    src = tmp_path / "cm"
+    src.mkdir()
+    for path in jitcache.sources():
+        (src / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "numba"))
+    jitcache.ensure_fresh(src)  # the first run, before numba compiles
+    there = jitcache.cache_dirs(src)[1]
+    assert (there / "cm-sources.sha256").read_text() == jitcache.sources_digest(src)
+    compiled = there / "model._code-1.py311.nbi"
+    compiled.write_bytes(b"compiled")  # what the first run's numba wrote
+    jitcache.ensure_fresh(src)  # the second run
+    assert compiled.exists()
+
+
 def test_the_cost_profile_leaves_the_stream_as_it_is():
     """compress(marks=) records the payload's length after every K-th of the input (the mixed coder's
     budget reads it) and writes the very same stream."""
