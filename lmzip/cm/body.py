@@ -60,6 +60,7 @@ in version 12 any row):
    (lmzip.cm.parts.find_bucket)
  48 (version 17) number: in a gap, its shape (every digit one digit) + the keyword; in a word, the word + the shape
    of the gap before it (``number_context``)
+ 49, 50 (version 18) orders 6 and 12 (lmzip.cm.orders)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
 shapes and every earlier version decodes through the same code.
@@ -70,7 +71,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from lmzip.cm.format import SHAPES
+from lmzip.cm.format import ORDERS, SHAPES
 from lmzip.cm.history import (
     C4,
     C8,
@@ -88,6 +89,7 @@ from lmzip.cm.history import (
 )
 from lmzip.cm.image import N_IMAGE, N_IMAGE5, N_IMAGE8
 from lmzip.cm.match import MINLEN
+from lmzip.cm.orders import order_contexts
 from lmzip.cm.parts import (
     SHARED,
     SM_LIMIT,
@@ -115,6 +117,8 @@ SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
+    if version >= ORDERS:
+        return 49  # orders 6 and 12 (lmzip.cm.orders)
     if version >= SHAPES:
         return 47  # the number model (lmzip.cm.text.number_context)
     return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26, 10: 40, 11: 42}.get(version, 30 if version < 10 else 46)
@@ -219,6 +223,8 @@ def contexts(ctx, h, buf, g0):
         sparse_contexts(ctx, c4)
     if ctx.shape[0] > 46:
         number_context(ctx, h)
+    if ctx.shape[0] > 47:
+        order_contexts(ctx, c4, c8, buf, g0 + k, k)
 
 
 @njit(cache=True, inline="always")

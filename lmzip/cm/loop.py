@@ -28,6 +28,7 @@ from lmzip.cm.match import (
     match_quant,
 )
 from lmzip.cm.mixers import final_sets, miss_sets, misses, mix, mix_learn, refine_learn
+from lmzip.cm.orders import order3_set
 from lmzip.cm.run import (
     IND_BYTES,
     WORDS_AT,
@@ -51,7 +52,7 @@ MIX2_SETS = 4 * 6 * 8  # match-length bucket x known high orders (0..5) x bit po
 SET_C0, SET_ST, SET_C1 = 0, 256, 256 + MIX2_SETS
 SET_C2 = SET_C1 + 256
 N_SETS = SET_C2 + 256
-SET_C21 = N_SETS       # version 3: the fifth mixer's sets, by the last two bytes
+SET_C21 = N_SETS       # version 3: the fifth mixer's sets, by the last two bytes (version 18: three, hashed)
 SET_TYPES = SET_C21 + 65536  # version 6: the sixth mixer's, by the partial byte x the last two bytes' types x
 # the word's length (0-3)
 SET_GROUP = SET_TYPES + 65536  # version 13: the group mixers' sets (`group_bounds`): the models from 7 on by the
@@ -109,7 +110,7 @@ def byte_start(tables, work, h, hist, buf, g0, cap):
     c4 = h[C4]
     sel[2], sel[3] = SET_C1 + (c4 & 0xFF), SET_C2 + ((c4 >> 8) & 0xFF)
     if sel.shape[0] > 4:
-        sel[4] = SET_C21 + (c4 & 0xFFFF)
+        sel[4] = SET_C21 + (order3_set(c4) if ht.shape[0] > 47 else c4 & 0xFFFF)
     contexts(ctx, h, buf, g0)
     if ind.shape[0]:
         indirect_contexts(ctx, ind, c4)
