@@ -89,6 +89,7 @@ from lmzip.cm.history import (
 )
 from lmzip.cm.image import N_IMAGE, N_IMAGE5, N_IMAGE8
 from lmzip.cm.match import MINLEN
+from lmzip.cm.orders import AT as ORDERS_AT
 from lmzip.cm.orders import order_contexts
 from lmzip.cm.parts import (
     SHARED,
@@ -118,7 +119,7 @@ SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
     if version >= ORDERS:
-        return 49  # orders 6 and 12 (lmzip.cm.orders)
+        return ORDERS_AT + 2  # orders 6 and 12 (lmzip.cm.orders)
     if version >= SHAPES:
         return 47  # the number model (lmzip.cm.text.number_context)
     return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26, 10: 40, 11: 42}.get(version, 30 if version < 10 else 46)
@@ -223,7 +224,7 @@ def contexts(ctx, h, buf, g0):
         sparse_contexts(ctx, c4)
     if ctx.shape[0] > 46:
         number_context(ctx, h)
-    if ctx.shape[0] > 47:
+    if ctx.shape[0] > ORDERS_AT:
         order_contexts(ctx, c4, c8, buf, g0 + k, k)
 
 

@@ -28,6 +28,7 @@ from lmzip.cm.match import (
     match_quant,
 )
 from lmzip.cm.mixers import final_sets, miss_sets, misses, mix, mix_learn, refine_learn
+from lmzip.cm.orders import AT as ORDERS_AT
 from lmzip.cm.orders import order3_set
 from lmzip.cm.run import (
     IND_BYTES,
@@ -110,7 +111,7 @@ def byte_start(tables, work, h, hist, buf, g0, cap):
     c4 = h[C4]
     sel[2], sel[3] = SET_C1 + (c4 & 0xFF), SET_C2 + ((c4 >> 8) & 0xFF)
     if sel.shape[0] > 4:
-        sel[4] = SET_C21 + (order3_set(c4) if ht.shape[0] > 47 else c4 & 0xFFFF)
+        sel[4] = SET_C21 + (order3_set(c4) if ht.shape[0] > ORDERS_AT else c4 & 0xFFFF)
     contexts(ctx, h, buf, g0)
     if ind.shape[0]:
         indirect_contexts(ctx, ind, c4)

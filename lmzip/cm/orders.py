@@ -12,16 +12,18 @@ from numba import njit
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.parts import hash2
 
+AT = 47  # order 6's row among the hashed models (order 12's the next): a table with more rows than AT is version 18's
+
 
 @njit(**UNCOUNTED)  # not inlined: once a byte, and inlined into the loop it made every version's loop ~10% slower
 def order_contexts(ctx, c4, c8, buf, gi, k):
-    """ctx[47:49] from the last eight bytes (``c4``, ``c8``) and the four before them (buf[gi - 12:gi - 8], ``k`` bytes
-    seen; zeros before the first): order 6; order 12."""
-    ctx[47] = hash2(hash2(c4, c8 & 0xFFFF), 6)
+    """ctx[AT:AT + 2] from the last eight bytes (``c4``, ``c8``) and the four before them (buf[gi - 12:gi - 8], ``k``
+    bytes seen; zeros before the first): order 6; order 12."""
+    ctx[AT] = hash2(hash2(c4, c8 & 0xFFFF), 6)
     c12 = 0
     for q in range(9, 13):
         c12 = (c12 << 8) | (np.int64(buf[gi - q]) if k >= q else 0)
-    ctx[48] = hash2(hash2(hash2(c4, c8), c12), 12)
+    ctx[AT + 1] = hash2(hash2(hash2(c4, c8), c12), 12)
 
 
 @njit(cache=True, inline="always")
