@@ -61,6 +61,8 @@ in version 12 any row):
  48 (version 17) number: in a gap, its shape (every digit one digit) + the keyword; in a word, the word + the shape
    of the gap before it (``number_context``)
  49, 50 (version 18) orders 6 and 12 (lmzip.cm.orders)
+ 51-54 (version 19) clauses: the text since an open bracket or the last punctuation; the open bracket + the last
+   bytes' types; the mark + the words since it; the clause's first word + the word or gap (lmzip.cm.clauses)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables), so the compiled helpers read it from the
 shapes and every earlier version decodes through the same code.
@@ -71,7 +73,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from lmzip.cm.format import ORDERS, SHAPES
+from lmzip.cm.clauses import AT as CLAUSES_AT
+from lmzip.cm.clauses import N_CLAUSES, clause_contexts
+from lmzip.cm.format import CLAUSES, ORDERS, SHAPES
 from lmzip.cm.history import (
     C4,
     C8,
@@ -118,6 +122,8 @@ SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
+    if version >= CLAUSES:
+        return CLAUSES_AT + N_CLAUSES  # the clauses (lmzip.cm.clauses)
     if version >= ORDERS:
         return ORDERS_AT + 2  # orders 6 and 12 (lmzip.cm.orders)
     if version >= SHAPES:
@@ -226,6 +232,8 @@ def contexts(ctx, h, buf, g0):
         number_context(ctx, h)
     if ctx.shape[0] > ORDERS_AT:
         order_contexts(ctx, c4, c8, buf, g0 + k, k)
+    if ctx.shape[0] > CLAUSES_AT:
+        clause_contexts(ctx, h)
 
 
 @njit(cache=True, inline="always")

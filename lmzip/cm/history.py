@@ -13,7 +13,9 @@ before: lmzip.cm.text.word_done); version 17's CASES: which of the current word 
 (bit 0 the current word), RUNS: the types of the last eight runs of bytes (a run of letters is one), SHAPE: the gap's
 shape (its bytes with every digit one digit), SHAPEW: the shape of the gap before the current word, SPACES: which of
 the last eight bytes were spaces or newlines (bits 0-7, the latest first) and which punctuation (bits 8-15)
-(lmzip.cm.text.text_done).
+(lmzip.cm.text.text_done); version 19's INNER: the bytes since an open bracket (0: none open), CLAUSE: the bytes
+since the last punctuation mark or bracket (a run of blanks as one), CLAUSEN: that mark (bits 0-7) and the words since
+it (bits 8-15), CLAUSEW: the clause's first word, once its second starts (lmzip.cm.clauses).
 """
 
 C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL, WPP, LLEN, LPTR = range(15)
@@ -21,4 +23,5 @@ GAP, GAPW, KEY, TEXT, GROUPS, OPEN, TYPES, WLEN, VMATCH = range(15, 24)
 ROW, ROWC, ROWN = range(24, 27)
 WP3, FWORD, STEM, SP1, SP2 = range(27, 32)
 CASES, RUNS, SHAPE, SHAPEW, SPACES = range(32, 37)
-N_STATE = 37
+INNER, CLAUSE, CLAUSEN, CLAUSEW = range(37, 41)
+N_STATE = 41

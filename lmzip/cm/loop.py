@@ -15,6 +15,8 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm.body import buckets, byte_done, contexts, inputs, learn
+from lmzip.cm.clauses import AT as CLAUSES_AT
+from lmzip.cm.clauses import clause_done
 from lmzip.cm.history import C4, FILL, LLEN, LPTR, MLEN, TYPES, W0, WLEN, WP, WPP
 from lmzip.cm.image import N_IMAGE5, image_bit, image_gate, image_learn, image_sets, row_done
 from lmzip.cm.match import (
@@ -236,6 +238,8 @@ def byte_end(tables, work, h, cb, buf, g0, cap, last, lastd, expect, gate):
     byte_done(h, cb, buf, g0, cap, last, lastd, mtab, ebyte, em.shape[0] > 0)
     if ht.shape[0] > 18:
         text_done(h, cb, w_before, buf, g0)
+    if ht.shape[0] > CLAUSES_AT:
+        clause_done(h, cb)
     if ht.shape[0] > 30:
         word_done(h, cb, wp_before, wpp_before)
     if ind.shape[0] > WORDS_AT and h[WP] != wp_before:  # a word ended
