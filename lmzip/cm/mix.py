@@ -36,7 +36,6 @@ from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loo
 
 # isort: split
 from lmzip.cm import mix1
-from lmzip.cm.body import n_inputs
 from lmzip.cm.coder import new_state, start_decoder
 from lmzip.cm.history import C4, FILL, N_STATE
 from lmzip.cm.jitcache import UNCOUNTED
@@ -56,6 +55,7 @@ from lmzip.cm.model import Tables, n_final, n_mix, n_sets
 from lmzip.cm.model import allocate as allocate_tables
 from lmzip.cm.model import table_bytes as counting_bytes
 from lmzip.cm.parts import apm_init, apm_p, apm_p_pair, apm_update, apm_update_pair, clamp_p, sq
+from lmzip.cm.sizes import n_inputs
 from lmzip.cm.tables import stretch
 from lmzip.cm.walk import Vocab, code_bit, cumulate, ends, first_at_least, grow
 

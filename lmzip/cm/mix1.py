@@ -10,7 +10,7 @@ from numba import njit
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 
 # isort: split
-from lmzip.cm import body, match  # the context models, shared with counting's loop (lmzip.cm.model)
+from lmzip.cm import body, match, sizes  # the context models, shared with counting's loop (lmzip.cm.model)
 from lmzip.cm.history import C4, FILL, MLEN, N_STATE
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.loop import N_SETS as CM_SETS
@@ -22,8 +22,8 @@ from lmzip.cm.tables import stretch
 from lmzip.cm.walk import code_bit, cumulate, ends, first_at_least, grow
 
 CM_VERSION = 1  # the counting models' version
-N_HASHED, N_MODELS, CM_IN = body.n_hashed(CM_VERSION), body.n_models(CM_VERSION), body.n_inputs(CM_VERSION)
-WAYS = body.n_ways(CM_VERSION)
+N_HASHED, N_MODELS, CM_IN = sizes.n_hashed(CM_VERSION), sizes.n_models(CM_VERSION), sizes.n_inputs(CM_VERSION)
+WAYS = sizes.n_ways(CM_VERSION)
 X_MATCH = CM_IN - 3     # the match model's two inputs, then the bias
 N_IN = CM_IN + 1        # the counting inputs, then the language model's stretched p
 X_LM = CM_IN            # its index

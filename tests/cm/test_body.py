@@ -1,11 +1,12 @@
-"""lmzip.cm.body: where every model of every cm version reads and writes its state map."""
+"""lmzip.cm.body and lmzip.cm.sizes: where every model of every cm version reads and writes its state map."""
 
 from __future__ import annotations
 
 import pytest
 
 from lmzip.cm import format as fmt
-from lmzip.cm.body import SM_WIDE, n_models, sm_shape, state_at
+from lmzip.cm.body import state_at
+from lmzip.cm.sizes import SM_WIDE, n_models, sm_shape
 
 
 @pytest.mark.parametrize("version", fmt.VERSIONS)
