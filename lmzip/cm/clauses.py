@@ -19,9 +19,10 @@ from numba import njit
 
 from lmzip.cm.history import C4, CLAUSE, CLAUSEN, CLAUSEW, GAP, INNER, OPEN, TYPES, W0, WLEN, WP
 from lmzip.cm.jitcache import UNCOUNTED
+from lmzip.cm.orders import AT as ORDERS_AT
 from lmzip.cm.parts import hash2
 
-AT = 49  # the first clause context's row among the hashed models (lmzip.cm.orders's two end at it)
+AT = ORDERS_AT + 2  # the first clause context's row among the hashed models, after lmzip.cm.orders's two
 N_CLAUSES = 4
 
 
