@@ -32,48 +32,46 @@ def sources_digest(folder: Path = HERE) -> str:
     return h.hexdigest()
 
 
-def cache_dirs(folder: Path = HERE) -> list[Path]:
-    """Every folder numba may keep the wing's machine code in: beside the sources, and the one named after the
-    sources' folder in NUMBA_CACHE_DIR or (where the sources' is read-only) in the user's cache."""
-    dirs = [folder / "__pycache__"]
+def _numba_dirs(folder: Path) -> tuple[list[Path], list[Path]]:
+    """Where numba keeps the wing's machine code: the folders it writes into (beside the sources, and the one named
+    after the sources' folder in NUMBA_CACHE_DIR where that is set, as lmzip.arith.jitdir may set it), and the one in
+    the user's cache it writes into where the sources' folder is read-only."""
+    written, other = [folder / "__pycache__"], []
     try:
         from numba.core import caching, config
         from numba.misc.appdirs import AppDirs
 
         sub = caching.UserWideCacheLocator.get_suitable_cache_subpath(str(folder / "model.py"))
         if config.CACHE_DIR:
-            dirs.append(Path(config.CACHE_DIR) / sub)
-        dirs.append(Path(AppDirs(appname="numba", appauthor=False).user_cache_dir) / sub)
+            written.append(Path(config.CACHE_DIR) / sub)
+        other.append(Path(AppDirs(appname="numba", appauthor=False).user_cache_dir) / sub)
     except (ImportError, AttributeError):  # another numba's layout: the folder beside the sources alone
         pass
-    return dirs
+    return written, other
 
 
-def _configured() -> bool:
-    """Whether numba keeps its cache where NUMBA_CACHE_DIR points (lmzip.arith.jitdir may have set it)."""
-    try:
-        from numba.core import config
-    except ImportError:
-        return False
-    return bool(config.CACHE_DIR)
+def cache_dirs(folder: Path = HERE) -> list[Path]:
+    """Every folder numba may keep the wing's machine code in: beside the sources, and the one named after the
+    sources' folder in NUMBA_CACHE_DIR or (where the sources' is read-only) in the user's cache."""
+    written, other = _numba_dirs(folder)
+    return written + other
 
 
 def ensure_fresh(folder: Path = HERE) -> None:
     """Drop the folder's cached machine code, wherever numba keeps it, if any compiled source changed since it was
     written."""
     digest = sources_digest(folder)
-    dirs = cache_dirs(folder)
-    # numba writes beside the sources, or where NUMBA_CACHE_DIR points (dirs[1]): made now, stamped, so the code the
-    # first run compiles there is kept (unstamped, the second run cleared it and compiled again: ~50 s a loop)
-    made = dirs[:2] if _configured() else dirs[:1]
-    for cache in dirs:
+    written, other = _numba_dirs(folder)
+    for cache in written + other:
         stamp = cache / "cm-sources.sha256"
         try:
             if stamp.exists() and stamp.read_text() == digest:
                 continue
             for f in cache.glob("*.nb[ic]"):
                 f.unlink(missing_ok=True)
-            if cache.exists() or cache in made:
+            # a folder numba writes into is made now and stamped, so the code the first run compiles there is kept
+            # (unstamped, the second run cleared it and compiled again: ~50 s a loop)
+            if cache.exists() or cache in written:
                 cache.mkdir(parents=True, exist_ok=True)
                 stamp.write_text(digest)
         except OSError:  # a read-only folder: numba does not cache there either
