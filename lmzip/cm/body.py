@@ -74,7 +74,7 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm.clauses import AT as CLAUSES_AT
-from lmzip.cm.clauses import clause_contexts
+from lmzip.cm.clauses import clause_contexts, line_context
 from lmzip.cm.history import (
     C4,
     C8,
@@ -90,6 +90,8 @@ from lmzip.cm.history import (
     WP,
     WPP,
 )
+from lmzip.cm.letters import AT as LETTERS_AT
+from lmzip.cm.letters import letter_contexts
 from lmzip.cm.match import MINLEN
 from lmzip.cm.orders import AT as ORDERS_AT
 from lmzip.cm.orders import order_contexts
@@ -164,6 +166,9 @@ def contexts(ctx, h, buf, g0):
         order_contexts(ctx, c4, c8, buf, g0 + k, k)
     if ctx.shape[0] > CLAUSES_AT:
         clause_contexts(ctx, h)
+    if ctx.shape[0] > LETTERS_AT:
+        line_context(ctx, h)
+        letter_contexts(ctx, h)
 
 
 @njit(cache=True, inline="always")

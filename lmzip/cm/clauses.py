@@ -11,19 +11,39 @@ bracket, until it closes. A word starts at a letter after none, at a CJK charact
     the clause's first word + the word or gap + the words since the punctuation (to 7)
 
 Over the sample they took 0.27% off (world192 0.50%, bible 0.38%, news 0.36%, book2 0.34%, xiyouji 0.33%, the kinds
-set's code 0.76% and Chinese 0.58%; kennedy.xls +0.15%, pic +0.14%: benchmarks/results/cm-sample.md)."""
+set's code 0.76% and Chinese 0.58%; kennedy.xls +0.15%, pic +0.14%: benchmarks/results/cm-sample.md).
+
+Version 20 adds a context of a record's fields, the key of the last line that held a ':' (its bytes before it) + this
+line's bytes so far (`line_context`), and a mixer whose weights the clause picks (`clause_set`)."""
 
 from __future__ import annotations
 
 from numba import njit
 
-from lmzip.cm.history import C4, CLAUSE, CLAUSEN, CLAUSEW, GAP, INNER, OPEN, TYPES, W0, WLEN, WP
+from lmzip.cm.history import (
+    C4,
+    CLAUSE,
+    CLAUSEN,
+    CLAUSEW,
+    GAP,
+    INNER,
+    LKCUR,
+    LKEY,
+    LKSET,
+    LTEXT,
+    OPEN,
+    TYPES,
+    W0,
+    WLEN,
+    WP,
+)
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.orders import AT as ORDERS_AT
 from lmzip.cm.parts import hash2
 
 AT = ORDERS_AT + 2  # the first clause context's row among the hashed models, after lmzip.cm.orders's two
 N_CLAUSES = 4
+LINE_AT = AT + N_CLAUSES  # version 20's line key context
 
 
 @njit(**UNCOUNTED)  # called, not inlined, as lmzip.cm.orders's: once a byte
@@ -35,6 +55,37 @@ def clause_contexts(ctx, h):
     ctx[AT + 1] = hash2(h[OPEN] | ((h[TYPES] & 0x1FF) << 8), 92)
     ctx[AT + 2] = hash2((n & 255) | (min(words, 15) << 8) | (min(h[WLEN], 15) << 12) | ((h[TYPES] & 0x3F) << 17), 93)
     ctx[AT + 3] = hash2(hash2(h[CLAUSEW], h[W0] if h[W0] != 0 else h[GAP]), min(words, 7) + 94)
+
+
+@njit(cache=True, inline="always")
+def line_context(ctx, h):
+    """Version 20's ctx[LINE_AT]: the key of the last line with a ':' (its bytes before it) + this line's bytes so
+    far (a record's fields in their order)."""
+    ctx[LINE_AT] = hash2(hash2(h[LKEY], h[LTEXT]), 97)
+
+
+@njit(cache=True, inline="always")
+def clause_set(h, c0):
+    """Version 20's clause mixer's weight set (of 2^16): the partial byte ``c0`` x the clause's mark x the words since
+    it (to 7) x the word's length (to 3)."""
+    n = h[CLAUSEN]
+    return hash2((n & 255) | (min((n >> 8) & 255, 7) << 8) | (min(h[WLEN], 3) << 11), c0) & 0xFFFF
+
+
+@njit(**UNCOUNTED)
+def line_done(h, c):
+    """Version 20's line fields after byte ``c``: at a newline the line's key, if it had a ':', becomes the last key."""
+    if c == 10:
+        if h[LKSET]:
+            h[LKEY] = h[LKCUR]
+        h[LKCUR], h[LKSET], h[LTEXT] = 0, 0, 0
+        return
+    h[LTEXT] = hash2(h[LTEXT], c)
+    if h[LKSET] == 0:
+        if c == 58:
+            h[LKSET] = 1
+        else:
+            h[LKCUR] = hash2(h[LKCUR], c)
 
 
 @njit(**UNCOUNTED)

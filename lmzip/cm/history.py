@@ -15,7 +15,11 @@ shape (its bytes with every digit one digit), SHAPEW: the shape of the gap befor
 the last eight bytes were spaces or newlines (bits 0-7, the latest first) and which punctuation (bits 8-15)
 (lmzip.cm.text.text_done); version 19's INNER: the bytes since an open bracket (0: none open), CLAUSE: the bytes
 since the last punctuation mark or bracket (a run of blanks as one), CLAUSEN: that mark (bits 0-7) and the words since
-it (bits 8-15), CLAUSEW: the clause's first word, once its second starts (lmzip.cm.clauses).
+it (bits 8-15), CLAUSEW: the clause's first word, once its second starts (lmzip.cm.clauses); version 20's LKEY: the
+last line's key (its bytes before its first ':', all of them where it has none), LKCUR: this line's so far, LKSET:
+whether this line's ':' came, LTEXT: this line's bytes so far (lmzip.cm.clauses.line_done), WPAT: the current word's
+letters as vowels and consonants (2 bits each, the last twelve), WCASE: which of its last eight letters are capitals
+(lmzip.cm.letters).
 """
 
 C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL, WPP, LLEN, LPTR = range(15)
@@ -24,4 +28,5 @@ ROW, ROWC, ROWN = range(24, 27)
 WP3, FWORD, STEM, SP1, SP2 = range(27, 32)
 CASES, RUNS, SHAPE, SHAPEW, SPACES = range(32, 37)
 INNER, CLAUSE, CLAUSEN, CLAUSEW = range(37, 41)
-N_STATE = 41
+LKEY, LKCUR, LKSET, LTEXT, WPAT, WCASE = range(41, 47)
+N_STATE = 47

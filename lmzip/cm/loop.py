@@ -2,11 +2,11 @@
 version 2 on) share, so a context model is written once and both loops run it.
 
 A loop calls, per byte, `byte_start` (the contexts of the byte to come, what the matches expect), per nibble
-`nibble_start` (the contexts' buckets), per bit `bit_inputs` (every model's inputs into ``x``), `bit_mix` (the
-mixers over them), then its own refining and coding, `bit_learn` and `mixed_learn`, and per byte `byte_end` (the
-histories after the byte). Every function takes the stream's bytes at buf[g0:] in a buffer of segments of ``cap``
-bytes (counting: one stream, g0 = 0) and its history ``h``, a row of ``hist`` (one row per segment in the mixed
-loop).
+`nibble_start` (the contexts' buckets), per bit `bit_sets` (the mixers' weight sets), `bit_inputs` (every model's
+inputs into ``x``), `bit_mix` (the mixers over them), then its own refining and coding, `bit_learn` and
+`mixed_learn`, and per byte `byte_end` (the histories after the byte). Every function takes the stream's bytes at
+buf[g0:] in a buffer of segments of ``cap`` bytes (counting: one stream, g0 = 0) and its history ``h``, a row of
+``hist`` (one row per segment in the mixed loop).
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from numba import njit
 
 from lmzip.cm.body import buckets, byte_done, contexts, inputs, learn
 from lmzip.cm.clauses import AT as CLAUSES_AT
-from lmzip.cm.clauses import clause_done
+from lmzip.cm.clauses import clause_done, clause_set, line_done
 from lmzip.cm.history import C4, FILL, LLEN, LPTR, MLEN, TYPES, W0, WLEN, WP, WPP
 from lmzip.cm.image import N_IMAGE5, image_bit, image_gate, image_learn, image_sets, row_done
+from lmzip.cm.letters import AT as LETTERS_AT
+from lmzip.cm.letters import letter_done
 from lmzip.cm.match import (
     ebyte_index,
     ebyte_inputs,
@@ -32,6 +34,7 @@ from lmzip.cm.match import (
 from lmzip.cm.mixers import final_sets, miss_sets, misses, mix, mix_learn, refine_learn
 from lmzip.cm.orders import AT as ORDERS_AT
 from lmzip.cm.orders import order3_set
+from lmzip.cm.parts import prefetch
 from lmzip.cm.run import (
     IND_BYTES,
     WORDS_AT,
@@ -64,6 +67,7 @@ SET_ORDERS = SET_GROUP + GROUP_SETS  # orders by the partial byte x the previous
 SET_SHAPE = SET_ORDERS + 65536  # version 17: the shape mixer's sets (lmzip.cm.text.shape_set), then the spacing
 SET_SPACE = SET_SHAPE + (1 << SHAPE_BITS)  # mixer's (`space_set`); the group mixers stay the last two
 SHAPE_SETS = 2 << SHAPE_BITS
+SET_CLAUSE = SET_SPACE + (1 << SHAPE_BITS)  # version 20: the clause mixer's (lmzip.cm.clauses.clause_set), 2^16
 
 
 def group_bounds(n_count: int, models: int) -> np.ndarray:
@@ -167,25 +171,42 @@ def bit_inputs(tables, work, h, buf, g0, at, expect, gate):
 
 
 @njit(cache=True, inline="always")
-def bit_mix(tables, work, h, at, seen, gate, n_mix):
-    """The first-layer mixers (the first ``n_mix``: counting's; weight sets by the partial byte and the match/orders
-    state, version 6 the types, version 13's two group mixers (the last two) the word's length and the last byte's
-    type, the previous byte; version 17 the text's shape and spacing) and the final mixer over the inputs in ``x``
-    (its weight sets: `final_sets`, `mix`); returns its output (stretched)."""
-    w1, wf = tables[3], tables[4]
-    x, xf, sel = work[0], work[1], work[2]
-    c0, c4, j = at
-    known, mi, mlb, iset = seen
-    s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
-    sel[0], sel[1] = SET_C0 + c0, SET_ST + s2
+def bit_sets(w1, work, h, c0, c4, n_mix):
+    """The first-layer weight sets partial byte ``c0`` chooses (all but the match/orders state's, sel[1], and the
+    image model's: `bit_mix`), each chosen row of ``w1`` asked into the cache while the models' inputs are read (a
+    loop calls it before `bit_inputs`)."""
+    sel = work[2]
+    sel[0] = SET_C0 + c0
     if n_mix >= 6:
         sel[5] = SET_TYPES + (c0 | ((h[TYPES] & 0x3F) << 8) | (min(h[WLEN], 3) << 14))
-        s2 = image_sets(sel, SET_TYPES, iset, s2, gate)
     if n_mix >= 8:
         sel[n_mix - 2] = SET_GROUP + (c0 | (min(h[WLEN], 15) << 8) | ((h[TYPES] & 7) << 12))
         sel[n_mix - 1] = SET_ORDERS + (c0 | ((c4 & 0xFF) << 8))
     if n_mix >= 10:
         sel[6], sel[7] = SET_SHAPE + shape_set(h, c0), SET_SPACE + space_set(h, c0)
+    if n_mix >= 11:
+        sel[8] = SET_CLAUSE + clause_set(h, c0)
+    for k in range(n_mix):
+        if k != 1:
+            for q in range(0, w1.shape[1], 16):
+                prefetch(w1, sel[k], q)
+
+
+@njit(cache=True, inline="always")
+def bit_mix(tables, work, h, at, seen, gate, n_mix):
+    """The first-layer mixers (the first ``n_mix``: counting's; weight sets by the match/orders state, the image
+    model's, and those `bit_sets` chose: the partial byte, version 6 the types, version 13's two group mixers (the
+    last two) the word's length and the last byte's type, the previous byte; version 17 the text's shape and spacing,
+    version 20 the clause) and the final mixer over the inputs in ``x`` (its weight sets: `final_sets`, `mix`);
+    returns its output (stretched)."""
+    w1, wf = tables[3], tables[4]
+    x, xf, sel = work[0], work[1], work[2]
+    c0, c4, j = at
+    known, mi, mlb, iset = seen
+    s2 = ((mlb if mi >= 0 else 0) * 6 + known) * 8 + j
+    sel[1] = SET_ST + s2
+    if n_mix >= 6:
+        s2 = image_sets(sel, SET_TYPES, iset, s2, gate)
     wide = miss_sets(wf)  # version 16: the first final set by the misses too, not where the image model chooses it
     final_sets(work[12], s2, c0, c4, misses(work[12]) if wide and iset <= 0 else 0, wide)
     return mix(w1, wf, x, xf, sel, work[11], work[12])
@@ -240,6 +261,9 @@ def byte_end(tables, work, h, cb, buf, g0, cap, last, lastd, expect, gate):
         text_done(h, cb, w_before, buf, g0)
     if ht.shape[0] > CLAUSES_AT:
         clause_done(h, cb)
+    if ht.shape[0] > LETTERS_AT:
+        line_done(h, cb)
+        letter_done(h, cb)
     if ht.shape[0] > 30:
         word_done(h, cb, wp_before, wpp_before)
     if ind.shape[0] > WORDS_AT and h[WP] != wp_before:  # a word ended

@@ -43,6 +43,7 @@ from lmzip.cm.loop import (
     bit_inputs,
     bit_learn,
     bit_mix,
+    bit_sets,
     byte_end,
     byte_start,
     group_bounds,
@@ -206,6 +207,7 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
         n0, n1 = cum[mid] - cum[lo], cum[hi] - cum[mid]
         if j == 0 or j == 4:
             nibble_start(tables[0], work, c0, nb_mask, ways)
+        bit_sets(tables[3], work, h, c0, c4, n_mix)
         nib, known, mi, ei, li, iset, ik = bit_inputs(tables, work, h, buf, g0, (c0, c1, j), expect, gate)
         if n0 == 0 or n1 == 0:
             y = 1 if n0 == 0 else 0
