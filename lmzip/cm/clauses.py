@@ -14,7 +14,7 @@ Over the sample they took 0.27% off (world192 0.50%, bible 0.38%, news 0.36%, bo
 set's code 0.76% and Chinese 0.58%; kennedy.xls +0.15%, pic +0.14%: benchmarks/results/cm-sample.md).
 
 Version 20 adds a context of a record's fields, the key of the last line that held a ':' (its bytes before it) + this
-line's bytes so far (`line_context`), and a mixer whose weights the clause picks (`clause_set`)."""
+line's bytes so far (`line_context`)."""
 
 from __future__ import annotations
 
@@ -62,14 +62,6 @@ def line_context(ctx, h):
     """Version 20's ctx[LINE_AT]: the key of the last line with a ':' (its bytes before it) + this line's bytes so
     far (a record's fields in their order)."""
     ctx[LINE_AT] = hash2(hash2(h[LKEY], h[LTEXT]), 97)
-
-
-@njit(cache=True, inline="always")
-def clause_set(h, c0):
-    """Version 20's clause mixer's weight set (of 2^16): the partial byte ``c0`` x the clause's mark x the words since
-    it (to 7) x the word's length (to 3)."""
-    n = h[CLAUSEN]
-    return hash2((n & 255) | (min((n >> 8) & 255, 7) << 8) | (min(h[WLEN], 3) << 11), c0) & 0xFFFF
 
 
 @njit(**UNCOUNTED)

@@ -16,7 +16,7 @@ from numba import njit
 
 from lmzip.cm.body import buckets, byte_done, contexts, inputs, learn
 from lmzip.cm.clauses import AT as CLAUSES_AT
-from lmzip.cm.clauses import clause_done, clause_set, line_done
+from lmzip.cm.clauses import clause_done, line_done
 from lmzip.cm.history import C4, FILL, LLEN, LPTR, MLEN, TYPES, W0, WLEN, WP, WPP
 from lmzip.cm.image import N_IMAGE5, image_bit, image_gate, image_learn, image_sets, row_done
 from lmzip.cm.letters import AT as LETTERS_AT
@@ -67,7 +67,6 @@ SET_ORDERS = SET_GROUP + GROUP_SETS  # orders by the partial byte x the previous
 SET_SHAPE = SET_ORDERS + 65536  # version 17: the shape mixer's sets (lmzip.cm.text.shape_set), then the spacing
 SET_SPACE = SET_SHAPE + (1 << SHAPE_BITS)  # mixer's (`space_set`); the group mixers stay the last two
 SHAPE_SETS = 2 << SHAPE_BITS
-SET_CLAUSE = SET_SPACE + (1 << SHAPE_BITS)  # version 20: the clause mixer's (lmzip.cm.clauses.clause_set), 2^16
 
 
 def group_bounds(n_count: int, models: int) -> np.ndarray:
@@ -184,8 +183,6 @@ def bit_sets(w1, work, h, c0, c4, n_mix):
         sel[n_mix - 1] = SET_ORDERS + (c0 | ((c4 & 0xFF) << 8))
     if n_mix >= 10:
         sel[6], sel[7] = SET_SHAPE + shape_set(h, c0), SET_SPACE + space_set(h, c0)
-    if n_mix >= 11:
-        sel[8] = SET_CLAUSE + clause_set(h, c0)
     for k in range(n_mix):
         if k != 1:
             for q in range(0, w1.shape[1], 16):
@@ -196,9 +193,9 @@ def bit_sets(w1, work, h, c0, c4, n_mix):
 def bit_mix(tables, work, h, at, seen, gate, n_mix):
     """The first-layer mixers (the first ``n_mix``: counting's; weight sets by the match/orders state, the image
     model's, and those `bit_sets` chose: the partial byte, version 6 the types, version 13's two group mixers (the
-    last two) the word's length and the last byte's type, the previous byte; version 17 the text's shape and spacing,
-    version 20 the clause) and the final mixer over the inputs in ``x`` (its weight sets: `final_sets`, `mix`);
-    returns its output (stretched)."""
+    last two) the word's length and the last byte's type, the previous byte; version 17 the text's shape and spacing)
+    and the final mixer over the inputs in ``x`` (its weight sets: `final_sets`, `mix`); returns its output
+    (stretched)."""
     w1, wf = tables[3], tables[4]
     x, xf, sel = work[0], work[1], work[2]
     c0, c4, j = at

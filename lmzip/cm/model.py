@@ -26,7 +26,7 @@ from numba import njit
 
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
-from lmzip.cm.format import LETTERS, MISSES, SHAPES, SIZED, version_for
+from lmzip.cm.format import MISSES, SHAPES, SIZED, version_for
 from lmzip.cm.history import C4, N_STATE, TYPES
 from lmzip.cm.image import IMAGE_BITS
 from lmzip.cm.jitcache import UNCOUNTED
@@ -113,16 +113,14 @@ def table_bits(level: int, version: int = 1, length: int | None = None) -> tuple
 
 def n_mix(version: int) -> int:
     """The first-layer mixers of a cm version."""
-    return (N_MIX + (version >= 3) + (version >= 6) + 2 * (version >= 13) + 2 * (version >= SHAPES)
-            + (version >= LETTERS))
+    return N_MIX + (version >= 3) + (version >= 6) + 2 * (version >= 13) + 2 * (version >= SHAPES)
 
 
 def n_sets(version: int) -> int:
     """The first-layer mixers' weight sets of a cm version."""
     groups = GROUP_SETS + 65536 if version >= 13 else 0  # the group mixers' (lmzip.cm.loop.SET_GROUP)
     shapes = SHAPE_SETS if version >= SHAPES else 0  # version 17's shape and spacing mixers' (SET_SHAPE)
-    clause = 65536 if version >= LETTERS else 0  # version 20's clause mixer's (lmzip.cm.loop.SET_CLAUSE)
-    return N_SETS + (65536 if version >= 3 else 0) + (65536 if version >= 6 else 0) + groups + shapes + clause
+    return N_SETS + (65536 if version >= 3 else 0) + (65536 if version >= 6 else 0) + groups + shapes
 
 
 def n_final(version: int) -> int:
