@@ -77,9 +77,10 @@ def group_bounds(n_count: int, models: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def scratch(w1, wf, ht, it, rsm, ltab, groups):
+def scratch(w1, wf, ht, it, rsm, ltab, groups, start):
     """A loop's work arrays, sized by the version's tables (the mixed loop's w1 and wf hold the language model's
-    input and mixer too; ``groups``: `group_bounds`)."""
+    input and mixer too; ``groups``: `group_bounds`; ``start``: w1's start weight where its rows start as zeros, 0
+    where they are filled: `fresh_rows`)."""
     return (np.zeros(w1.shape[1], dtype=np.int64),    # x: the mixers' inputs
             np.zeros(wf.shape[1], dtype=np.int64),    # xf: the first layer's outputs, then the bias
             np.zeros(wf.shape[1] - 1, dtype=np.int64),  # sel: each first-layer mixer's weight set for this bit
@@ -92,8 +93,9 @@ def scratch(w1, wf, ht, it, rsm, ltab, groups):
             np.full(rsm.shape[0], -1, dtype=np.int64),  # ridx: its state-map entry for this bit (-1: none)
             np.zeros(w1.shape[0] if ltab.shape[0] else 0, dtype=np.int64),  # wn: version 5, each weight set's uses
             groups,
-            np.zeros(10, dtype=np.int64))  # fin: the final mixer's outputs and their weight sets (`mix`), the misses
-    # register and the last refined p (version 16, `misses`)
+            np.zeros(10, dtype=np.int64),  # fin: the final mixer's outputs and their weight sets (`mix`), the misses
+            # register and the last refined p (version 16, `misses`)
+            np.full(1, start, dtype=np.int64))
 
 
 @njit(cache=True, inline="always")
@@ -190,6 +192,16 @@ def bit_sets(w1, work, h, c0, c4, n_mix):
 
 
 @njit(cache=True, inline="always")
+def fresh_rows(w1, sel, wn, start):
+    """Each chosen row of ``w1`` no bit has used yet (``wn``: each set's uses) given its start weight, where the
+    rows start as zeros (``start`` > 0: memory a short input never chooses is never touched; the same bytes)."""
+    if start > 0:
+        for k in range(sel.shape[0]):
+            if wn[sel[k]] == 0:
+                w1[sel[k], :] = start
+
+
+@njit(cache=True, inline="always")
 def bit_mix(tables, work, h, at, seen, gate, n_mix):
     """The first-layer mixers (the first ``n_mix``: counting's; weight sets by the match/orders state, the image
     model's, and those `bit_sets` chose: the partial byte, version 6 the types, version 13's two group mixers (the
@@ -204,6 +216,7 @@ def bit_mix(tables, work, h, at, seen, gate, n_mix):
     sel[1] = SET_ST + s2
     if n_mix >= 6:
         s2 = image_sets(sel, SET_TYPES, iset, s2, gate)
+    fresh_rows(w1, sel, work[10], work[13][0])
     wide = miss_sets(wf)  # version 16: the first final set by the misses too, not where the image model chooses it
     final_sets(work[12], s2, c0, c4, misses(work[12]) if wide and iset <= 0 else 0, wide)
     return mix(w1, wf, x, xf, sel, work[11], work[12])

@@ -88,6 +88,7 @@ class Tables:
     ltab: np.ndarray  # the long match model's table (version 5; empty before)
     lsm: np.ndarray  # its state map (version 5; empty before)
     ways: int = 2  # the candidate buckets of a lookup (version 9: 4, `n_ways`)
+    start: int = 0  # w1's start weight where its rows start as zeros and take it when first chosen (0: filled)
 
     @property
     def arrays(self) -> tuple:
@@ -162,11 +163,13 @@ def allocate(level: int, version: int | None = None, length: int | None = None) 
     version = version_for(level) if version is None else version
     tb, mb = table_bits(level, version, length)
     half = np.uint32((1 << 21) << 10)  # p = 1/2 with count 0 for the state maps
+    lazy = n_long(version) > 0  # version 5 on counts each weight set's uses: a row never chosen is never touched
     return Tables(
         ht=np.full((n_hashed(version), 1 << tb), SLOT_INIT, dtype=np.uint32),
         t01=np.full((2, 65536), SLOT_INIT, dtype=np.uint32),
         sm=np.full(sm_shape(version), half, dtype=np.uint32),
-        w1=np.full((n_sets(version), n_inputs(version)), first_weight(version), dtype=np.int32),
+        w1=np.zeros((n_sets(version), n_inputs(version)), dtype=np.int32) if lazy
+        else np.full((n_sets(version), n_inputs(version)), first_weight(version), dtype=np.int32),
         wf=np.full((n_final(version), n_mix(version) + 1), 65536 // n_mix(version), dtype=np.int32),
         apm1=apm_init(65536),
         apm2=apm_init(1 << APM2_BITS),
@@ -180,6 +183,7 @@ def allocate(level: int, version: int | None = None, length: int | None = None) 
         ltab=np.zeros((1 << mb) if n_long(version) else 0, dtype=np.int32),
         lsm=np.full(LONG_STATES if n_long(version) else 0, half, dtype=np.uint32),
         ways=n_ways(version),
+        start=first_weight(version) if lazy else 0,
     )
 
 
@@ -233,7 +237,7 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
     out = np.empty(n // 2 + 1024, dtype=np.uint8) if encode else buf
     if not encode:
         start_decoder(st, src)
-    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2))
+    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2), t.start)
     # the stream's history (lmzip.cm.body; its bytes in buf), where each byte value was last seen (+1) and the
     # distance between its last two sightings (the record model's), the image model's gate (lmzip.cm.image)
     hist = (np.zeros((1, N_STATE), dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64),
