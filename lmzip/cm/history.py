@@ -16,8 +16,8 @@ the last eight bytes were spaces or newlines (bits 0-7, the latest first) and wh
 (lmzip.cm.text.text_done); version 19's INNER: the bytes since an open bracket (0: none open), CLAUSE: the bytes
 since the last punctuation mark or bracket (a run of blanks as one), CLAUSEN: that mark (bits 0-7) and the words since
 it (bits 8-15), CLAUSEW: the clause's first word, once its second starts (lmzip.cm.clauses); version 20's LKEY: the
-last line's key (its bytes before its first ':', all of them where it has none), LKCUR: this line's so far, LKSET:
-whether this line's ':' came, LTEXT: this line's bytes so far (lmzip.cm.clauses.line_done), WPAT: the current word's
+key of the last line that held a ':' (its bytes before the first), LKCUR: this line's so far, LKSET: whether this
+line's ':' came, LTEXT: this line's bytes so far (lmzip.cm.clauses.line_done), WPAT: the current word's
 letters as vowels and consonants (2 bits each, the last twelve), WCASE: which of its last eight letters are capitals
 (lmzip.cm.letters).
 """
