@@ -7,6 +7,7 @@ import zlib
 import numpy as np
 
 from lmzip.cm import format as fmt
+from lmzip.cm import x86
 from lmzip.cm.model import allocate, run
 from lmzip.errors import FormatError, IntegrityError
 
@@ -28,9 +29,11 @@ def compress(data: bytes, level: int = DEFAULT_LEVEL, marks: np.ndarray | None =
     head = fmt.pack(level, len(data), zlib.crc32(data), version)
     if not data:
         return head
-    payload = run(True, np.frombuffer(data, dtype=np.uint8), len(data), allocate(level, version, len(data)),
+    src = np.frombuffer(data, dtype=np.uint8)
+    filt = x86.choose(src) if version >= fmt.X86 else None  # version 21: the payload's first byte says which ran
+    payload = run(True, x86.forward(src, filt or x86.NONE), len(data), allocate(level, version, len(data)),
                   marks=marks)
-    return head + payload.tobytes()
+    return head + (b"" if filt is None else bytes([filt])) + payload.tobytes()
 
 
 def decompress(blob: bytes) -> bytes:
@@ -40,7 +43,12 @@ def decompress(blob: bytes) -> bytes:
         out = b""
     else:
         src = np.frombuffer(blob, dtype=np.uint8)[fmt.HEADER_BYTES:]
-        out = run(False, src, length, allocate(level, version, length)).tobytes()
+        filt = x86.NONE
+        if version >= fmt.X86:
+            filt, src = int(src[0]), src[1:]
+            if filt not in (x86.NONE, x86.X86):
+                raise FormatError(f"cm stream names filter {filt}, which this build does not know")
+        out = x86.inverse(run(False, src, length, allocate(level, version, length)), filt).tobytes()
     if zlib.crc32(out) != crc:
         raise IntegrityError("cm stream is corrupt: CRC32 of the decoded bytes does not match")
     return out

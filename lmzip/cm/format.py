@@ -46,8 +46,10 @@ bytes, not two (lmzip.cm.orders: 0.17% fewer bytes over the sample, 1.4% on UTF-
 contexts of the text's clauses (the text since the last punctuation mark or an open bracket, the words since the
 mark, the clause's first word: lmzip.cm.clauses; 0.27% fewer bytes over the sample, 0.50% on world192); version 20
 adds the key of the last line with a ':' + this line so far (`lmzip.cm.clauses.line_context`) and the current word's
-vowels and consonants and its capitals (lmzip.cm.letters): 0.07% fewer bytes over the sample, 0.39% on world192; it
-is what levels 7-9 write (`version_for`), levels 1-6 writing version 2.
+vowels and consonants and its capitals (lmzip.cm.letters): 0.07% fewer bytes over the sample, 0.39% on world192;
+version 21 runs version 20's models and begins its payload with a filter byte: 1 where x86 code's call and jump
+distances were made their targets before coding (lmzip.cm.x86; ~5% fewer bytes on x86-64 code), 0 elsewhere (every
+bench file); it is what levels 7-9 write (`version_for`), levels 1-6 writing version 2.
 Earlier versions decode as they were written, through the same loop with their own tables.
 
 A header can only ask for the tables of a level 1..9 (their size is fixed by the level, from version 15 and the
@@ -63,10 +65,11 @@ import struct
 from lmzip.errors import FormatError
 
 MAGIC = b"LMCM"
-VERSION = 20  # the newest version, what levels from HEAVY on write
-VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20)  # what this build reads
+VERSION = 21  # the newest version, what levels from HEAVY on write
+VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)  # what this build reads
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
+X86 = 21  # the first version whose payload begins with its filter byte (lmzip.cm.x86)
 LETTERS = 20  # the first version with the line key and the letters contexts (lmzip.cm.letters)
 CLAUSES = 19  # the first version with the clause contexts (lmzip.cm.clauses)
 ORDERS = 18  # the first version with orders 6 and 12, its fifth mixer by order 3 (lmzip.cm.orders)
