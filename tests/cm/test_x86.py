@@ -52,6 +52,13 @@ def test_calls_to_one_function_read_alike_after_the_filter():
     assert len({CODE[18 * i + 9 : 18 * i + 13] for i in range(0, 400, 8)}) == 50
 
 
+@pytest.mark.parametrize("code, rewritten", [(b"\xe8", True), (b"\xe9", True), (b"\x0f\x85", False), (b"\xe7", False)])
+def test_a_call_or_jump_distance_becomes_its_target(code, rewritten):
+    data = b"\x90" * 3 + code + (-2).to_bytes(4, "little", signed=True)  # 2 bytes before its end
+    target = data[:-4] + (len(data) - 2).to_bytes(4, "little")
+    assert x86.forward(_array(data), x86.X86).tobytes() == (target if rewritten else data)
+
+
 @pytest.mark.parametrize("data, filt", [(CODE, x86.X86), (TEXT * 20, x86.NONE), (bytes(range(256)) * 40, x86.NONE),
                                         (b"", x86.NONE), (b"\xe8\0\0\0\0", x86.X86)])
 def test_the_filter_runs_on_x86_code_alone(data, filt):
