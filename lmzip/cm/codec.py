@@ -30,10 +30,10 @@ def compress(data: bytes, level: int = DEFAULT_LEVEL, marks: np.ndarray | None =
     if not data:
         return head
     src = np.frombuffer(data, dtype=np.uint8)
-    filt = x86.choose(src) if version >= fmt.X86 else None  # version 21: the payload's first byte says which ran
-    payload = run(True, x86.forward(src, filt or x86.NONE), len(data), allocate(level, version, len(data)),
-                  marks=marks)
-    return head + (b"" if filt is None else bytes([filt])) + payload.tobytes()
+    filt = x86.choose(src) if version >= fmt.X86 else x86.NONE
+    payload = run(True, x86.forward(src, filt), len(data), allocate(level, version, len(data)), marks=marks)
+    named = bytes([filt]) if version >= fmt.X86 else b""  # version 21 on: the payload's first byte names the filter
+    return head + named + payload.tobytes()
 
 
 def decompress(blob: bytes) -> bytes:
