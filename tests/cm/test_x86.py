@@ -19,8 +19,12 @@ from tests.conftest import TEXT
 GOLDEN = Path(__file__).parent.parent / "data" / "x86-cm21.lmz"  # CODE at cm level 1 in version 21: the filter on
 
 
+SIZE = 18  # each function's bytes in CODE, its call's distance at bytes 9-12
+
+
 def _code(functions: int = 400) -> bytes:
-    """x86-64-like machine code: short functions, each calling one of eight others (E8 + a 32-bit distance)."""
+    """x86-64-like machine code: short functions (SIZE bytes), each calling one of eight others (E8 + a 32-bit
+    distance)."""
     out = bytearray()
     for i in range(functions):
         out += b"\x55\x48\x89\xe5\x48\x83\xec\x10"  # push rbp; mov rbp, rsp; sub rsp, 16
@@ -47,9 +51,10 @@ def test_the_inverse_gives_back_every_input(seed):
 
 
 def test_calls_to_one_function_read_alike_after_the_filter():
-    fields = {x86.forward(_array(CODE), x86.X86)[18 * i + 9 : 18 * i + 13].tobytes() for i in range(0, 400, 8)}
-    assert len(fields) == 1  # every call to the first function: one target, where the distances all differ
-    assert len({CODE[18 * i + 9 : 18 * i + 13] for i in range(0, 400, 8)}) == 50
+    calls = [SIZE * i + 9 for i in range(0, 400, 8)]  # each call to the first function: its distance
+    filtered = x86.forward(_array(CODE), x86.X86)
+    assert len({filtered[c : c + 4].tobytes() for c in calls}) == 1  # one target, where the distances all differ
+    assert len({CODE[c : c + 4] for c in calls}) == 50
 
 
 @pytest.mark.parametrize("code, rewritten", [(b"\xe8", True), (b"\xe9", True), (b"\x0f\x85", False), (b"\xe7", False)])
