@@ -84,7 +84,7 @@ def scratch(w1, wf, ht, it, rsm, ltab, groups, start):
     return (np.zeros(w1.shape[1], dtype=np.int64),    # x: the mixers' inputs
             np.zeros(wf.shape[1], dtype=np.int64),    # xf: the first layer's outputs, then the bias
             np.zeros(wf.shape[1] - 1, dtype=np.int64),  # sel: each first-layer mixer's weight set for this bit
-            np.zeros(4, dtype=np.int64),              # aj: each APM stage's entry to update
+            np.zeros(8, dtype=np.int64),              # aj: each APM stage's entry to update (version 22: 8)
             np.zeros(ht.shape[0], dtype=np.int64),    # ctx: per hashed model, its context hash for this byte
             np.zeros(ht.shape[0], dtype=np.int64),    # base: per hashed model, the current nibble's bucket
             np.full(max(1, it.shape[0]), -1, dtype=np.int64),  # ictx: the image model's contexts (-1: off)

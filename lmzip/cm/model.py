@@ -26,8 +26,8 @@ from numba import njit
 
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
-from lmzip.cm.format import MISSES, SHAPES, SIZED, version_for
-from lmzip.cm.history import C4, N_STATE, TYPES
+from lmzip.cm.format import CALIBRATED, MISSES, SHAPES, SIZED, version_for
+from lmzip.cm.history import C4, N_STATE, TYPES, W0
 from lmzip.cm.image import IMAGE_BITS
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.loop import (
@@ -60,6 +60,7 @@ from lmzip.cm.mixers import (
 from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
 from lmzip.cm.run import RUN_STATES, n_ind
 from lmzip.cm.sizes import n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, n_ways, sm_shape
+from lmzip.cm.sse import ENTRIES, STAGES, counts_init, has_tail, tail_learn, tail_p
 from lmzip.cm.text import LONG_STATES
 
 FIT = 4  # cm version 15: a model's hashed slots at most 2^(the length's bits + FIT), 16 to 32 a byte (`table_bits`)
@@ -133,9 +134,20 @@ def n_final(version: int) -> int:
     return FINAL_SETS * (1 if version < 13 else 2 if version < 14 else 4)
 
 
+TAIL_AT = APM3_CTX + MISS_APM  # version 22's stages and calibration follow the misses stage's contexts
+
+
 def apm3_contexts(version: int) -> int:
     """The match-state APM stage's contexts, version 16's misses stage after them (lmzip.cm.mixers.refine)."""
     return APM3_CTX + (MISS_APM if version >= MISSES else 0)
+
+
+def apm3_table(version: int) -> np.ndarray:
+    """The match-state stage's table: its contexts and the misses stage's as identity maps; from version 22
+    (CALIBRATED) the three stages of lmzip.cm.sse after them, then the calibration's counts."""
+    if version < CALIBRATED:
+        return apm_init(apm3_contexts(version))
+    return np.concatenate((apm_init(TAIL_AT + STAGES), counts_init()))
 
 
 def first_weight(version: int) -> int:
@@ -152,6 +164,7 @@ def table_bytes(level: int, version: int | None = None, length: int | None = Non
     return (4 * (n_hashed(version) << tb) + 4 * 2 * 65536 + 4 * int(np.prod(sm_shape(version)))
             + 4 * n_inputs(version) * n_sets(version) + 4 * n_final(version) * (n_mix(version) + 1)
             + 4 * 33 * (65536 + (1 << APM2_BITS) + apm3_contexts(version)) + 4 * (1 << mb) + 4 * 64
+            + 4 * ENTRIES * (version >= CALIBRATED)
             + 4 * (n_image(version) << IMAGE_BITS) + 4 * RUN_STATES * n_run(version)
             + 2 * n_ind(version) + 4 * (n_ebyte(version) << EBYTE_BITS)
             + (4 * (1 << mb) + 4 * LONG_STATES) * (n_long(version) > 0))
@@ -173,7 +186,7 @@ def allocate(level: int, version: int | None = None, length: int | None = None) 
         wf=np.full((n_final(version), n_mix(version) + 1), 65536 // n_mix(version), dtype=np.int32),
         apm1=apm_init(65536),
         apm2=apm_init(1 << APM2_BITS),
-        apm3=apm_init(apm3_contexts(version)),
+        apm3=apm3_table(version),
         mtab=np.zeros(1 << mb, dtype=np.int32),
         msm=np.full(64, half, dtype=np.uint32),
         it=np.full((n_image(version), 1 << IMAGE_BITS), half, dtype=np.uint32),
@@ -284,6 +297,7 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
     six = n_mix > 5  # version 6: the sixth mixer, its rates, the APMs' pairs
     slow = slower(tables[0])
     lr2 = final_rate(six)
+    tail = has_tail(apm3, TAIL_AT)  # version 22: three more APM stages and the calibration (lmzip.cm.sse)
     h = hist[0]
     k_mark, next_mark = at[1], at[2]
     for i in range(at[0], n):
@@ -304,10 +318,14 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
                 x *= mask
             df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix)
             p = refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi, six, ik, work[12], h[TYPES] & 7)
+            if tail:
+                p = tail_p(apm3, TAIL_AT, aj, sq(df), p, c4, c0, j, h[W0] if ik < 0 else -1)
             if no_sse:
                 p = clamp_p(16 * sq(df))
             y = _code_bit(encode, st, out, src, buf, i, j, p)
             mixed_learn(tables, work, y, (lr1, lr2), six)
+            if tail:
+                tail_learn(apm3, aj, y)
             bit_learn(tables, work, (nib, c0, c1, j), (mi, ei, li), y)
             c0 = (c0 << 1) | y
         byte_end(tables, work, h, c0 & 0xFF, buf, 0, n + 1, last, lastd, expect, gate)
