@@ -317,11 +317,12 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
             if masked:
                 x *= mask
             df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix)
-            p = refine((apm1, apm2, apm3), aj, sq(df), c4, c0, mi, six, ik, work[12], h[TYPES] & 7)
+            pm = sq(df)
+            p = refine((apm1, apm2, apm3), aj, pm, c4, c0, mi, six, ik, work[12], h[TYPES] & 7)
             if tail:
-                p = tail_p(apm3, TAIL_AT, aj, sq(df), p, c4, c0, j, h[W0] if ik < 0 else -1)
+                p = tail_p(apm3, TAIL_AT, aj, pm, p, c4, c0, j, h[W0] if ik < 0 else -1)
             if no_sse:
-                p = clamp_p(16 * sq(df))
+                p = clamp_p(16 * pm)
             y = _code_bit(encode, st, out, src, buf, i, j, p)
             mixed_learn(tables, work, y, (lr1, lr2), six)
             if tail:
