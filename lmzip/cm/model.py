@@ -60,7 +60,7 @@ from lmzip.cm.mixers import (
 from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
 from lmzip.cm.run import RUN_STATES, n_ind
 from lmzip.cm.sizes import n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, n_ways, sm_shape
-from lmzip.cm.sse import ENTRIES, STAGES, counts_init, has_tail, tail_learn, tail_p
+from lmzip.cm.sse import ENTRIES, FIRST, STAGES, counts_init, has_tail, tail_learn, tail_p
 from lmzip.cm.text import LONG_STATES
 
 FIT = 4  # cm version 15: a model's hashed slots at most 2^(the length's bits + FIT), 16 to 32 a byte (`table_bits`)
@@ -134,9 +134,6 @@ def n_final(version: int) -> int:
     return FINAL_SETS * (1 if version < 13 else 2 if version < 14 else 4)
 
 
-TAIL_AT = APM3_CTX + MISS_APM  # version 22's stages and calibration follow the misses stage's contexts
-
-
 def apm3_contexts(version: int) -> int:
     """The match-state APM stage's contexts, version 16's misses stage after them (lmzip.cm.mixers.refine)."""
     return APM3_CTX + (MISS_APM if version >= MISSES else 0)
@@ -147,7 +144,7 @@ def apm3_table(version: int) -> np.ndarray:
     (CALIBRATED) the three stages of lmzip.cm.sse after them, then the calibration's counts."""
     if version < CALIBRATED:
         return apm_init(apm3_contexts(version))
-    return np.concatenate((apm_init(TAIL_AT + STAGES), counts_init()))
+    return np.concatenate((apm_init(FIRST + STAGES), counts_init()))
 
 
 def first_weight(version: int) -> int:
@@ -297,7 +294,7 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
     six = n_mix > 5  # version 6: the sixth mixer, its rates, the APMs' pairs
     slow = slower(tables[0])
     lr2 = final_rate(six)
-    tail = has_tail(apm3, TAIL_AT)  # version 22: three more APM stages and the calibration (lmzip.cm.sse)
+    tail = has_tail(apm3)  # version 22: three more APM stages and the calibration (lmzip.cm.sse)
     h = hist[0]
     k_mark, next_mark = at[1], at[2]
     for i in range(at[0], n):
@@ -320,7 +317,7 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
             pm = sq(df)
             p = refine((apm1, apm2, apm3), aj, pm, c4, c0, mi, six, ik, work[12], h[TYPES] & 7)
             if tail:
-                p = tail_p(apm3, TAIL_AT, aj, pm, p, c4, c0, j, h[W0] if ik < 0 else -1)
+                p = tail_p(apm3, aj, pm, p, c4, c0, j, h[W0] if ik < 0 else -1)
             if no_sse:
                 p = clamp_p(16 * pm)
             y = _code_bit(encode, st, out, src, buf, i, j, p)

@@ -13,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from lmzip.cm.mixers import APM3_CTX, MISS_APM
 from lmzip.cm.parts import apm_p_pair, apm_update_pair, clamp_p, hash2
 
-STAGES = 3 << 16  # the three stages' contexts (65536 each), after the misses stage's
+FIRST = APM3_CTX + MISS_APM  # the stages' first context in the match-state stage's table: after the misses stage's
+STAGES = 3 << 16  # the three stages' contexts (65536 each)
 BINS = 4096  # the calibration's bins of the 16-bit p (its top 12 bits), per bit position
 COUNTS = 8 * BINS * 2  # its counts: (bit position x bin) x (0s, 1s)
 LIMIT = 1 << 30  # a bin's counts halve past it (int32 entries)
@@ -32,13 +34,13 @@ def counts_init() -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def has_tail(apm3, first):
-    """Whether the table holds version 22's stages after its ``first`` contexts."""
-    return apm3.shape[0] > first * 33
+def has_tail(apm3):
+    """Whether the match-state stage's table holds version 22's stages (after its FIRST contexts)."""
+    return apm3.shape[0] > FIRST * 33
 
 
 @njit(cache=True, inline="always")
-def tail_p(apm3, first, aj, pm, q, c4, c0, j, w0):
+def tail_p(apm3, aj, pm, q, c4, c0, j, w0):
     """The refined ``q`` (16 bits) after the three stages over the mixed ``pm`` (12 bits) and the calibration, bit
     ``j`` of partial byte ``c0`` (``c4``: the last four bytes, ``w0``: the word's hash; -1 where the image model
     chose the order-2 stage's context: the stages, which know bytes, not pixels, are neither read nor updated);
@@ -46,11 +48,11 @@ def tail_p(apm3, first, aj, pm, q, c4, c0, j, w0):
     p = q
     aj[4] = -1
     if w0 >= 0:
-        a5, aj[4] = apm_p_pair(apm3, first + (hash2(c4 & 0xFFFFFF, c0) & 0xFFFF), pm)
-        a6, aj[5] = apm_p_pair(apm3, first + 65536 + (hash2(c4, c0 + 256) & 0xFFFF), pm)
-        a7, aj[6] = apm_p_pair(apm3, first + 131072 + (hash2(w0, c0 + 512) & 0xFFFF), pm)
+        a5, aj[4] = apm_p_pair(apm3, FIRST + (hash2(c4 & 0xFFFFFF, c0) & 0xFFFF), pm)
+        a6, aj[5] = apm_p_pair(apm3, FIRST + 65536 + (hash2(c4, c0 + 256) & 0xFFFF), pm)
+        a7, aj[6] = apm_p_pair(apm3, FIRST + 131072 + (hash2(w0, c0 + 512) & 0xFFFF), pm)
         p = clamp_p((4 * q + a5 + a6 + a7 + 3) // 7)
-    at = (first + STAGES) * 33 + ((j * BINS + (p >> 4)) << 1)
+    at = (FIRST + STAGES) * 33 + ((j * BINS + (p >> 4)) << 1)
     aj[7] = at
     n0, n1 = np.int64(apm3[at]), np.int64(apm3[at + 1])
     return clamp_p(((2 * n1 + 1) << 16) // (2 * (n0 + n1) + 2))

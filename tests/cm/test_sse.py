@@ -6,7 +6,7 @@ import numpy as np
 from lmzip import cm
 from lmzip.cm import format as fmt
 from lmzip.cm import sse
-from lmzip.cm.model import TAIL_AT, apm3_table
+from lmzip.cm.model import apm3_table
 from tests.conftest import TEXT
 
 
@@ -16,27 +16,27 @@ def _table():
 
 def test_the_table_holds_the_stages_and_the_counts_after_the_misses_stage():
     t = _table()
-    assert t.shape[0] == TAIL_AT * 33 + sse.ENTRIES and t.dtype == np.int32
-    assert sse.has_tail(t, TAIL_AT) and not sse.has_tail(apm3_table(21), TAIL_AT)
-    assert apm3_table(21).shape[0] == TAIL_AT * 33
+    assert t.shape[0] == sse.FIRST * 33 + sse.ENTRIES and t.dtype == np.int32
+    assert sse.has_tail(t) and not sse.has_tail(apm3_table(21))
+    assert apm3_table(21).shape[0] == sse.FIRST * 33
 
 
 def test_the_calibration_starts_as_the_identity():
     aj = np.zeros(8, dtype=np.int64)
     t = _table()
     for q in (100, 2048 * 16, 60000):  # every stage an identity map: the refined p comes back (to rounding)
-        p = sse.tail_p(t, TAIL_AT, aj, q >> 4, q, 0x41424344, 5, 2, 77)
+        p = sse.tail_p(t, aj, q >> 4, q, 0x41424344, 5, 2, 77)
         assert abs(p - q) < 0.01 * 65536, q
 
 
 def test_near_certain_bits_grow_nearly_free():
     aj = np.zeros(8, dtype=np.int64)
     t = _table()
-    first = sse.tail_p(t, TAIL_AT, aj, 4095, 65535, 7, 1, 0, 0)
+    first = sse.tail_p(t, aj, 4095, 65535, 7, 1, 0, 0)
     for _ in range(20000):  # the same context, always a 1
-        sse.tail_p(t, TAIL_AT, aj, 4095, 65535, 7, 1, 0, 0)
+        sse.tail_p(t, aj, 4095, 65535, 7, 1, 0, 0)
         sse.tail_learn(t, aj, 1)
-    last = sse.tail_p(t, TAIL_AT, aj, 4095, 65535, 7, 1, 0, 0)
+    last = sse.tail_p(t, aj, 4095, 65535, 7, 1, 0, 0)
     assert 65536 - last < (65536 - first) / 4  # a 0 now predicted several times less likely
     assert last <= 65535
 
@@ -44,7 +44,7 @@ def test_near_certain_bits_grow_nearly_free():
 def test_a_bin_halves_its_counts_before_they_overflow():
     aj = np.zeros(8, dtype=np.int64)
     t = _table()
-    sse.tail_p(t, TAIL_AT, aj, 2048, 2048 * 16, 0, 1, 3, 0)
+    sse.tail_p(t, aj, 2048, 2048 * 16, 0, 1, 3, 0)
     at = aj[7]
     t[at], t[at + 1] = 1000, sse.LIMIT
     sse.tail_learn(t, aj, 1)
@@ -63,7 +63,7 @@ def test_where_the_image_model_picks_the_context_only_the_calibration_learns():
     aj = np.zeros(8, dtype=np.int64)
     t = _table()
     before = t.copy()
-    sse.tail_p(t, TAIL_AT, aj, 100, 30000, 0x41424344, 1, 0, -1)
+    sse.tail_p(t, aj, 100, 30000, 0x41424344, 1, 0, -1)
     assert aj[4] == -1
     sse.tail_learn(t, aj, 1)
     assert list(np.nonzero(t != before)[0]) == [aj[7] + 1]  # the bin's count of 1s, no stage's entry
