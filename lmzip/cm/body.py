@@ -103,6 +103,7 @@ from lmzip.cm.parts import (
     bucket_prefetch,
     find_bucket,
     hash2,
+    prefetch,
     row_length,
     slide,
     slot_inputs,
@@ -174,11 +175,34 @@ def contexts(ctx, h, buf, g0):
 @njit(cache=True, inline="always")
 def buckets(ht, base, ctx, c0, nb_mask, ways):
     """Each hashed model's bucket for the nibble that starts at partial byte ``c0`` (among ``ways`` candidates)."""
+    bucket_ask(ht, base, ctx, c0, nb_mask, ways)
+    bucket_find(ht, base, nb_mask, ways)
+
+
+@njit(cache=True, inline="always")
+def bucket_ask(ht, base, ctx, c0, nb_mask, ways):
+    """`buckets`' first half: each hashed model's hash for the nibble at partial byte ``c0`` into ``base``, its
+    block asked into the cache (a loop can ask early, while other work hides the wait)."""
     for k in range(ctx.shape[0]):
         base[k] = hash2(ctx[k], c0)
         bucket_prefetch(ht, k, base[k], nb_mask, ways)
-    for k in range(ctx.shape[0]):
+
+
+@njit(cache=True, inline="always")
+def bucket_find(ht, base, nb_mask, ways):
+    """`buckets`' second half: each hash in ``base`` replaced by its bucket (`find_bucket`)."""
+    for k in range(base.shape[0]):
         base[k] = find_bucket(ht, k, base[k], nb_mask, ways)
+
+
+@njit(cache=True, inline="always")
+def state_ask(ht, sm, base, j, c0):
+    """The state-map entries of each hashed model's first slot of the nibble starting at bit ``j`` (4.5 MiB of maps
+    from version 4 on: most are not in the cache), asked for as soon as the buckets are found."""
+    if sm.shape[1] == SM_WIDE:
+        for k in range(base.shape[0]):
+            row, col = state_at(True, 2 + k, j, c0)
+            prefetch(sm, row, (np.int64(ht[at_row(base[k]), at_index(base[k]) + 1]) & 2047) | col)
 
 
 @njit(cache=True, inline="always")
@@ -231,12 +255,20 @@ def slot_learn(t, r, s, sm, m, wide, j, c0, y):
 
 @njit(cache=True, inline="always")
 def learn(t01, ht, sm, base, nib, c0, c1, j, y):
-    """Every counting model's slot and state map after bit ``y`` (bit ``j`` of partial byte ``c0``)."""
+    """Every counting model's slot and state map after bit ``y`` (bit ``j`` of partial byte ``c0``); from version 4
+    (4.5 MiB of maps) the entries the next bit of the nibble will read are asked for (`prefetch`: the same bytes)."""
     wide = sm.shape[1] == SM_WIDE
     slot_learn(t01, 0, c0, sm, 0, wide, j, c0, y)
     slot_learn(t01, 1, (c1 << 8) | c0, sm, 1, wide, j, c0, y)
+    ahead = wide and j != 3 and j != 7  # the next bit's slots are in this bucket: their state-map entries asked early
+    c0n, smask = (c0 << 1) | y, 2047 if wide else 1023
+    nibn = (nib << 1) | y
     for k in range(ht.shape[0]):
-        slot_learn(ht, at_row(base[k]), at_index(base[k]) + nib, sm, 2 + k, wide, j, c0, y)
+        r, s = at_row(base[k]), at_index(base[k])
+        slot_learn(ht, r, s + nib, sm, 2 + k, wide, j, c0, y)
+        if ahead:
+            row, col = state_at(wide, 2 + k, j + 1, c0n)
+            prefetch(sm, row, (np.int64(ht[r, s + nibn]) & smask) | col)
 
 
 @njit(cache=True, inline="always")

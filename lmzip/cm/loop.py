@@ -6,7 +6,9 @@ A loop calls, per byte, `byte_start` (the contexts of the byte to come, what the
 inputs into ``x``), `bit_mix` (the mixers over them), then its own refining and coding, `bit_learn` and
 `mixed_learn`, and per byte `byte_end` (the histories after the byte). Every function takes the stream's bytes at
 buf[g0:] in a buffer of segments of ``cap`` bytes (counting: one stream, g0 = 0) and its history ``h``, a row of
-``hist`` (one row per segment in the mixed loop).
+``hist`` (one row per segment in the mixed loop). Counting's loop splits `byte_start` (`byte_sets`,
+`byte_contexts`) and a nibble's lookups (`lmzip.cm.body.bucket_ask`, `bucket_find`) to ask for the memory a bit early,
+while the mixers learn; the order of what each reads and writes stays the same, and so do the bytes.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ def scratch(w1, wf, ht, it, rsm, ltab, groups, start):
     """A loop's work arrays, sized by the version's tables (the mixed loop's w1 and wf hold the language model's
     input and mixer too; ``groups``: `group_bounds`; ``start``: w1's start weight where its rows start as zeros, 0
     where they are filled: `fresh_rows`)."""
-    return (np.zeros(w1.shape[1], dtype=np.int64),    # x: the mixers' inputs
+    return (np.zeros(w1.shape[1], dtype=np.int32),    # x: the mixers' inputs (each within +-2^11)
             np.zeros(wf.shape[1], dtype=np.int64),    # xf: the first layer's outputs, then the bias
             np.zeros(wf.shape[1] - 1, dtype=np.int64),  # sel: each first-layer mixer's weight set for this bit
             np.zeros(8, dtype=np.int64),              # aj: each APM stage's entry to update (version 22: 8)
@@ -113,12 +115,25 @@ def long_byte(h, hist, buf, cap):
 def byte_start(tables, work, h, hist, buf, g0, cap):
     """The contexts of the byte after history ``h`` and the weight sets the last bytes choose; returns what the
     matches expect: (the match's byte, the long match's byte, the match length's two buckets)."""
-    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
-    sel, ctx = work[2], work[4]
-    c4 = h[C4]
+    byte_sets(tables[0], work[2], h[C4])
+    return byte_contexts(tables, work, h, hist, buf, g0, cap)
+
+
+@njit(cache=True, inline="always")
+def byte_sets(ht, sel, c4):
+    """The first-layer weight sets the last bytes ``c4`` choose for the byte to come (`byte_start`'s first half)."""
     sel[2], sel[3] = SET_C1 + (c4 & 0xFF), SET_C2 + ((c4 >> 8) & 0xFF)
     if sel.shape[0] > 4:
         sel[4] = SET_C21 + (order3_set(c4) if ht.shape[0] > ORDERS_AT else c4 & 0xFFFF)
+
+
+@njit(cache=True, inline="always")
+def byte_contexts(tables, work, h, hist, buf, g0, cap):
+    """`byte_start`'s second half: the contexts and what the matches expect; it leaves the weight sets the bits
+    of the byte before still train (a loop may call it before they do)."""
+    ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
+    ctx = work[4]
+    c4 = h[C4]
     contexts(ctx, h, buf, g0)
     if ind.shape[0]:
         indirect_contexts(ctx, ind, c4)

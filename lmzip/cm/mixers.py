@@ -8,6 +8,7 @@ from numba import njit
 
 from lmzip.cm.parts import (
     SKIP_ERR,
+    apm_ask,
     apm_p,
     apm_p_pair,
     apm_update,
@@ -147,6 +148,14 @@ def mix_learn(w1, wf, x, xf, sel, y, lr1, lr2, wn, six, groups, fin):
             mix_train(w1, sel[k], x, x.shape[0], err, skip)
     for k in range(n_fin(wf)):
         mix_train(wf, fin[4 + k], xf, n + 1, ((y << 12) - sq(fin[k])) * lr2, skip)
+
+
+@njit(cache=True, inline="always")
+def refine_ask(apm1, apm2, c4, c0):
+    """The order-1 and order-2 stages' entries `refine` will read at partial byte ``c0``, asked for while the models'
+    inputs are read (the image model's order-2 context is not known yet: the bytes' is asked)."""
+    apm_ask(apm1, ((c4 & 0xFF) << 8) | c0)
+    apm_ask(apm2, hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1))
 
 
 @njit(cache=True, inline="always")

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
+from lmzip.cm.body import bucket_ask, bucket_find, state_ask
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
 from lmzip.cm.format import CALIBRATED, MISSES, SHAPES, SIZED, version_for
 from lmzip.cm.history import C4, N_STATE, TYPES, W0
@@ -38,11 +39,11 @@ from lmzip.cm.loop import (
     bit_learn,
     bit_mix,
     bit_sets,
+    byte_contexts,
     byte_end,
-    byte_start,
+    byte_sets,
     group_bounds,
     mixed_learn,
-    nibble_start,
     scratch,
 )
 from lmzip.cm.match import EBYTE_BITS
@@ -55,12 +56,13 @@ from lmzip.cm.mixers import (
     final_rate,
     first_rate,
     refine,
+    refine_ask,
     slower,
 )
 from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
-from lmzip.cm.run import RUN_STATES, n_ind
+from lmzip.cm.run import RUN_STATES, n_ind, run_start
 from lmzip.cm.sizes import n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, n_ways, sm_shape
-from lmzip.cm.sse import ENTRIES, FIRST, STAGES, counts_init, has_tail, tail_learn, tail_p
+from lmzip.cm.sse import ENTRIES, FIRST, STAGES, counts_init, has_tail, tail_ask, tail_learn, tail_p
 from lmzip.cm.text import LONG_STATES
 
 FIT = 4  # cm version 15: a model's hashed slots at most 2^(the length's bits + FIT), 16 to 32 a byte (`table_bits`)
@@ -297,6 +299,11 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
     tail = has_tail(apm3)  # version 22: three more APM stages and the calibration (lmzip.cm.sse)
     h = hist[0]
     k_mark, next_mark = at[1], at[2]
+    ht, base = tables[0], work[5]
+    expect = (np.int64(0), np.int64(0), np.int64(0), np.int64(0))
+    if at[0] < n:  # the first byte's contexts (each byte's next: at its last bit, while the mixers learn)
+        expect = byte_contexts(tables, work, h, hist, buf, 0, n + 1)
+        bucket_ask(ht, base, work[4], 1, nb_mask, ways)
     for i in range(at[0], n):
         if encode and st[3] + 64 > out.shape[0]:
             at[0], at[1], at[2] = i, k_mark, next_mark
@@ -304,12 +311,18 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
         c4 = h[C4]
         c1 = c4 & 0xFF
         lr1 = first_rate(i, six, slow)
-        expect = byte_start(tables, work, h, hist, buf, 0, n + 1)
+        byte_sets(ht, work[2], c4)
         c0 = 1
         for j in range(8):
-            if j == 0 or j == 4:
-                nibble_start(tables[0], work, c0, nb_mask, ways)
+            if j == 0 or j == 4:  # the nibble's blocks were asked for at the bit before (`bucket_ask`)
+                bucket_find(ht, base, nb_mask, ways)
+                state_ask(ht, tables[2], base, j, c0)
+                if j == 0:
+                    run_start(ht, base, work[7], work[8])
             bit_sets(tables[3], work, h, c0, c4, n_mix)
+            refine_ask(apm1, apm2, c4, c0)
+            if tail:
+                tail_ask(apm3, c4, c0, h[W0])
             nib, known, mi, ei, li, iset, ik = bit_inputs(tables, work, h, buf, 0, (c0, c1, j), expect, gate)
             if masked:
                 x *= mask
@@ -321,12 +334,18 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
             if no_sse:
                 p = clamp_p(16 * pm)
             y = _code_bit(encode, st, out, src, buf, i, j, p)
+            bit_learn(tables, work, (nib, c0, c1, j), (mi, ei, li), y)
+            if j == 3:  # the second nibble's blocks, asked for while the mixers learn
+                bucket_ask(ht, base, work[4], (c0 << 1) | y, nb_mask, ways)
+            elif j == 7:  # the byte's histories, then the next byte's contexts and blocks, likewise
+                byte_end(tables, work, h, ((c0 << 1) | y) & 0xFF, buf, 0, n + 1, last, lastd, expect, gate)
+                if i + 1 < n:
+                    expect = byte_contexts(tables, work, h, hist, buf, 0, n + 1)
+                    bucket_ask(ht, base, work[4], 1, nb_mask, ways)
             mixed_learn(tables, work, y, (lr1, lr2), six)
             if tail:
                 tail_learn(apm3, aj, y)
-            bit_learn(tables, work, (nib, c0, c1, j), (mi, ei, li), y)
             c0 = (c0 << 1) | y
-        byte_end(tables, work, h, c0 & 0xFF, buf, 0, n + 1, last, lastd, expect, gate)
         k_mark, next_mark = _mark(marks, k_mark, next_mark, i, n, st[3])
     at[0] = n
     if encode:

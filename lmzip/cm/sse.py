@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from lmzip.cm.mixers import APM3_CTX, MISS_APM
-from lmzip.cm.parts import apm_p_pair, apm_update_pair, clamp_p, hash2
+from lmzip.cm.parts import apm_ask, apm_p_pair, apm_update_pair, clamp_p, hash2
 
 FIRST = APM3_CTX + MISS_APM  # the stages' first context in the match-state stage's table: after the misses stage's
 STAGES = 3 << 16  # the three stages' contexts (65536 each)
@@ -37,6 +37,14 @@ def counts_init() -> np.ndarray:
 def has_tail(apm3):
     """Whether the match-state stage's table holds version 22's stages (after its FIRST contexts)."""
     return apm3.shape[0] > FIRST * 33
+
+
+@njit(cache=True, inline="always")
+def tail_ask(apm3, c4, c0, w0):
+    """The three stages' entries `tail_p` will read, asked for while the models' inputs are read."""
+    apm_ask(apm3, FIRST + (hash2(c4 & 0xFFFFFF, c0) & 0xFFFF))
+    apm_ask(apm3, FIRST + 65536 + (hash2(c4, c0 + 256) & 0xFFFF))
+    apm_ask(apm3, FIRST + 131072 + (hash2(w0, c0 + 512) & 0xFFFF))
 
 
 @njit(cache=True, inline="always")
