@@ -133,26 +133,50 @@ def counting_child(n: int) -> None:
                       "largest_mib": round(cm.table_bytes(n) / 2**20, 1), "peak_mib": int(peak_mib())}))
 
 
-def counting(levels: list[int]) -> None:
-    """Counting alone at each cm level (cm-1 … cm-9: -1 is cm-6) on alice29.txt, a process each:
-    results/counting-levels.{json,md}."""
-    rows = []
-    for n in levels:
-        rows.append(_child("counting-child", n))
-        print(rows[-1], flush=True)
-    write_json(OUT / "counting-levels.json", {"file": "canterbury/alice29.txt", "cpu": cpu_model(), "rows": rows})
+def _median_row(runs: list[dict]) -> dict:
+    """One level's runs as one row: the median seconds each way (this VM wanders by a fifth between runs) and the
+    range of KB/s, the largest peak memory."""
+    row = dict(runs[0])
+    for k in ("compress_s", "decompress_s"):
+        secs = sorted(r[k] for r in runs)
+        row[k] = secs[len(secs) // 2]
+        row[k.replace("_s", "_kbps_range")] = [round(row["bytes"] / 1e3 / t, 1) for t in (secs[-1], secs[0])]
+    row["peak_mib"] = max(r["peak_mib"] for r in runs)
+    row["verified"] = all(r["verified"] for r in runs)
+    row["runs"] = len(runs)
+    return row
+
+
+def counting(levels: list[int], runs: int = 3) -> None:
+    """Counting alone at each cm level (cm-1 … cm-9: -1 is cm-6) on alice29.txt, a process each, ``runs`` rounds over
+    the levels (the median each way): results/counting-levels.{json,md}; with NUMBA_CPU_NAME set (numba's code for
+    another CPU class, e.g. haswell: AVX2 without AVX-512) results/counting-levels-NAME.{json,md}."""
+    target = os.environ.get("NUMBA_CPU_NAME", "")
+    name = f"counting-levels-{target}" if target else "counting-levels"
+    code = f"; numba's code for {target}" if target else ""
+    seen: dict[int, list[dict]] = {n: [] for n in levels}
+    for _ in range(runs):
+        for n in levels:
+            seen[n].append(_child("counting-child", n))
+            print(seen[n][-1], flush=True)
+    rows = [_median_row(seen[n]) for n in levels]
+    write_json(OUT / f"{name}.json", {"file": "canterbury/alice29.txt", "cpu": cpu_model(), "numba_cpu": target,
+                                      "rows": rows})
     lines = [f"Counting alone (lmzip.cm) at each level, `-m cm-N` (-1 is cm-6), on alice29.txt whole: one process "
-             f"each, one thread, after a 5 KB warm-up ({cpu_model()}; benchmarks/levels.py counting). Tables: what "
-             f"alice29.txt gets, and the level's largest (cm version 15 on fits its hashed table to the input).", "",
-             "| cm level | cm version | tables MiB (largest) | peak MiB | bpb (alice29) | KB/s c / d | round trip |",
-             "|---|---:|---:|---:|---:|---|:-:|"]
+             f"each, one thread, after a 5 KB warm-up, {runs} rounds over the levels, the median each way and the "
+             f"range ({cpu_model()}{code}; benchmarks/levels.py counting). Tables: what alice29.txt gets, and the "
+             f"level's largest (cm version 15 on fits its hashed table to the input).", "",
+             "| cm level | cm version | tables MiB (largest) | peak MiB | bpb (alice29) | KB/s c / d (median) "
+             "| range c; d | round trip |",
+             "|---|---:|---:|---:|---:|---|---|:-:|"]
     for r in rows:
         kbps = [r["bytes"] / 1e3 / r[k] for k in ("compress_s", "decompress_s")]
         tables = f"{r['tables_mib']:,.1f} ({r.get('largest_mib', r['tables_mib']):,.1f})"
+        span = "; ".join("{}-{}".format(*r[k]) for k in ("compress_kbps_range", "decompress_kbps_range"))
         lines.append(f"| cm-{r['level']} | {r['version']} | {tables} | {r['peak_mib']:,} | "
-                     f"{8 * r['compressed'] / r['bytes']:.3f} | {kbps[0]:.1f} / {kbps[1]:.1f} | "
+                     f"{8 * r['compressed'] / r['bytes']:.3f} | {kbps[0]:.1f} / {kbps[1]:.1f} | {span} | "
                      f"{'✓' if r['verified'] else '✗'} |")
-    write_md(OUT / "counting-levels.md", lines)
+    write_md(OUT / f"{name}.md", lines)
     print("\n".join(lines))
 
 
@@ -208,10 +232,11 @@ def main() -> None:
     ap.add_argument("cmd", choices=["sizes", "speed", "speed-child", "counting", "counting-child", "report"])
     ap.add_argument("level", nargs="?", type=int)
     ap.add_argument("--levels", default="1,2,3,4,5,6,7,8,9")
+    ap.add_argument("--runs", type=int, default=3, help="counting: rounds over the levels (the median each way)")
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     {"sizes": lambda: sizes(levels), "speed": lambda: speed(levels), "speed-child": lambda: speed_child(args.level),
-     "counting": lambda: counting(levels), "counting-child": lambda: counting_child(args.level),
+     "counting": lambda: counting(levels, args.runs), "counting-child": lambda: counting_child(args.level),
      "report": report}[args.cmd]()
 
 
