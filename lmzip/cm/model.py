@@ -27,7 +27,7 @@ from numba import njit
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 from lmzip.cm.body import bucket_ask, bucket_find, state_ask
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
-from lmzip.cm.format import CALIBRATED, MISSES, SHAPES, SIZED, version_for
+from lmzip.cm.format import CALIBRATED, LEAN, MISSES, SHAPES, SIZED, version_for
 from lmzip.cm.history import C4, N_STATE, TYPES, W0
 from lmzip.cm.image import IMAGE_BITS
 from lmzip.cm.jitcache import UNCOUNTED
@@ -65,7 +65,7 @@ from lmzip.cm.sizes import n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, 
 from lmzip.cm.sse import ENTRIES, FIRST, STAGES, counts_init, has_tail, tail_ask, tail_learn, tail_p
 from lmzip.cm.text import LONG_STATES
 
-FIT = 4  # cm version 15: a model's hashed slots at most 2^(the length's bits + FIT), 16 to 32 a byte (`table_bits`)
+FIT = 4  # cm version 15: a model's hashed slots at most 2^(the length's bits + FIT), 16 to 32 a byte; 23: 8 to 16
 N_MIX = 4              # first-layer mixers (3: 5, 6: 6, 13: 8, 17: 10); the final mixer weighs them (sets by SET_ST)
 
 
@@ -108,10 +108,11 @@ class Tables:
 def table_bits(level: int, version: int = 1, length: int | None = None) -> tuple[int, int]:
     """(log2 slots per hashed table, log2 match-table entries) for a level 1..9; from cm version 15 (SIZED) the hashed
     table also fits an input of ``length`` bytes (None: the level's largest), 2^(its bits + FIT) slots a model, no
-    fewer than level 1's: a small input no longer fills gigabytes it cannot use."""
+    fewer than level 1's: a small input no longer fills gigabytes it cannot use; from version 23 (LEAN) 2^(its bits +
+    FIT - 1): half that."""
     tb, mb = 15 + level, 13 + level
     if version >= SIZED and length is not None:
-        tb = min(tb, max(16, length.bit_length() + FIT))
+        tb = min(tb, max(16, length.bit_length() + FIT - (version >= LEAN)))
     return tb, mb
 
 
