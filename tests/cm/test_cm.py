@@ -94,7 +94,8 @@ GOLDEN = {1: "de439c5a0b4ae690bd2a28dbd9e73b781d207db38388e1582d62fde3c671b851",
           19: "287e6cf91042d32b559d9e4d3b29b64e2e689c05714ed96bff4e334fd63c7d4e",
           20: "aa864ba51e8a085018b23f1bb280640d05d8f35c1fb1e76dbaa8f07ee7d837e9",
           21: "490df0a0ec3258b28699800143ba368448fc300182f261dd4402e50554f65015",
-          22: "c4c5002467c909301470055c8abe91e8847741db2257e07ccf0f86b01a26391e"}
+          22: "c4c5002467c909301470055c8abe91e8847741db2257e07ccf0f86b01a26391e",
+          23: "25c5adeb25abb3ffd9ae62eafb4152863764024891d674519e2a436ecc7d2a18"}
 
 
 @pytest.mark.parametrize("version", fmt.VERSIONS)
@@ -209,13 +210,13 @@ def test_image_gate_keeps_text_out(text):
     assert bitmap[image.UTF] < 32 and bitmap[image.BINARY] >= 128 and bitmap[image.FLAT] >= 128
 
 
-@pytest.mark.parametrize("level, version", [(1, 2), (6, 2), (fmt.HEAVY, 22)])
+@pytest.mark.parametrize("level, version", [(1, 2), (6, 2), (fmt.HEAVY, 23)])
 def test_a_level_writes_its_version(level, version):
-    """Levels from HEAVY on write version 22 (version 21's models and filter, the SSE's calibration); the ones below
-    write version 2, readable by lmzip 0.7."""
+    """Levels from HEAVY on write version 23 (version 22's models in a table of half the room for the length); the
+    ones below write version 2, readable by lmzip 0.7."""
     blob = cm.compress(TEXT, level)
     assert blob[4] == version and cm.decompress(blob) == TEXT
-    assert [fmt.version_for(lv) for lv in fmt.LEVELS] == [2] * (fmt.HEAVY - 1) + [22] * (10 - fmt.HEAVY)
+    assert [fmt.version_for(lv) for lv in fmt.LEVELS] == [2] * (fmt.HEAVY - 1) + [23] * (10 - fmt.HEAVY)
 
 
 def test_deterministic_across_calls():
@@ -226,7 +227,7 @@ def test_deterministic_across_calls():
     (b"", "truncated"),
     (b"LMC", "truncated"),
     (b"PK\x03\x04" + bytes(30), "bad magic"),
-    (b"LMCM" + bytes([23, 1]) + bytes(12) + b"x", "version 23 is not supported"),
+    (b"LMCM" + bytes([24, 1]) + bytes(12) + b"x", "version 24 is not supported"),
     (b"LMCM" + bytes([0, 1]) + bytes(12) + b"x", "version 0 is not supported"),
     (b"LMCM" + bytes([1, 0]) + bytes(12) + b"x", "level"),
     (b"LMCM" + bytes([1, 12]) + bytes(12) + b"x", "level"),
@@ -286,9 +287,26 @@ def test_from_version_15_a_small_input_gets_small_tables(monkeypatch):
     assert cm.compress(noise, 3, version=15)[18:] != cm.compress(noise, 3, version=14)[18:]  # 2^16 slots, not 2^18
 
 
+def test_from_version_23_the_table_holds_half_the_room_for_the_length():
+    """Version 23 (LEAN) gives an input 2^(its length's bits + FIT - 1) slots a model: half version 22's, no fewer
+    than level 1's, no more than the level's; its models are version 22's, so where both get one size, the payloads
+    are the same (only the header's version differs)."""
+    from lmzip.cm.model import FIT
+
+    assert allocate(9, 23, 40000).ht.shape[1] == 1 << (16 + FIT - 1) == allocate(9, 22, 40000).ht.shape[1] >> 1
+    assert table_bits(9, 23, 1000) == table_bits(9, 22, 1000) == (16, 22)  # level 1's at the least
+    assert table_bits(9, 23, 1 << 21) == table_bits(9, 22, 1 << 20) == (24, 22)  # the level's at the most
+    assert table_bytes(9, 23, 152089) < 0.7 * table_bytes(9, 22, 152089)  # alice29.txt: 836 MiB, not 1,284
+    small, mid = TEXT * 2, TEXT * 5  # 2,048 bytes: 2^16 slots in both; 5,120: 2^16 against 2^17
+    assert cm.compress(small, 9, version=23)[18:] == cm.compress(small, 9, version=22)[18:]
+    blob = cm.compress(mid, 9)
+    assert blob[4] == 23 and cm.decompress(blob) == mid and blob[18:] != cm.compress(mid, 9, version=22)[18:]
+    assert hashlib.sha256(blob).hexdigest() == "ca50df5a00216d8a0d221ca7ad3858219387c57213d0f2037f170712ecd4a3d8"
+
+
 def test_memory_grows_with_level_within_bound():
     assert table_bytes(1) < 20 << 20  # level 1: ~16 MiB (APMs and mixers are fixed costs)
-    assert table_bytes(9) < 3980 << 20  # the largest level: 3,973 MiB (version 22; 3,948 in versions 20 and 21)
+    assert table_bytes(9) < 3980 << 20  # the largest level: 3,973 MiB (versions 22 and 23; 3,948 in 20 and 21)
     assert all(table_bytes(lv) < table_bytes(lv + 1) for lv in range(1, 9))
 
 
