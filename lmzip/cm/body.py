@@ -197,7 +197,7 @@ def bucket_find(ht, base, nb_mask, ways):
 
 @njit(cache=True, inline="always")
 def state_ask(ht, sm, base, j, c0):
-    """The state-map entries of each hashed model's first slot of the nibble starting at bit ``j`` (4.5 MiB of maps
+    """The state-map entries of each hashed model's first slot of the nibble starting at bit ``j`` (16-18 MiB of maps
     from version 4 on: most are not in the cache), asked for as soon as the buckets are found."""
     if sm.shape[1] == SM_WIDE:
         for k in range(base.shape[0]):
@@ -256,7 +256,7 @@ def slot_learn(t, r, s, sm, m, wide, j, c0, y):
 @njit(cache=True, inline="always")
 def learn(t01, ht, sm, base, nib, c0, c1, j, y):
     """Every counting model's slot and state map after bit ``y`` (bit ``j`` of partial byte ``c0``); from version 4
-    (4.5 MiB of maps) the entries the next bit of the nibble will read are asked for (`prefetch`: the same bytes)."""
+    (16-18 MiB of maps) the entries the next bit of the nibble will read are asked for (`prefetch`: the same bytes)."""
     wide = sm.shape[1] == SM_WIDE
     slot_learn(t01, 0, c0, sm, 0, wide, j, c0, y)
     slot_learn(t01, 1, (c1 << 8) | c0, sm, 1, wide, j, c0, y)
