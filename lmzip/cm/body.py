@@ -261,14 +261,13 @@ def learn(t01, ht, sm, base, nib, c0, c1, j, y):
     slot_learn(t01, 0, c0, sm, 0, wide, j, c0, y)
     slot_learn(t01, 1, (c1 << 8) | c0, sm, 1, wide, j, c0, y)
     ahead = wide and j != 3 and j != 7  # the next bit's slots are in this bucket: their state-map entries asked early
-    c0n, smask = (c0 << 1) | y, 2047 if wide else 1023
-    nibn = (nib << 1) | y
+    c0n, nibn = (c0 << 1) | y, (nib << 1) | y
     for k in range(ht.shape[0]):
         r, s = at_row(base[k]), at_index(base[k])
         slot_learn(ht, r, s + nib, sm, 2 + k, wide, j, c0, y)
         if ahead:
             row, col = state_at(wide, 2 + k, j + 1, c0n)
-            prefetch(sm, row, (np.int64(ht[r, s + nibn]) & smask) | col)
+            prefetch(sm, row, (np.int64(ht[r, s + nibn]) & 2047) | col)
 
 
 @njit(cache=True, inline="always")

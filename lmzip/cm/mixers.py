@@ -151,11 +151,18 @@ def mix_learn(w1, wf, x, xf, sel, y, lr1, lr2, wn, six, groups, fin):
 
 
 @njit(cache=True, inline="always")
+def refine_contexts(c4, c0):
+    """The order-1 and order-2 stages' contexts at partial byte ``c0`` after the bytes ``c4``."""
+    return ((c4 & 0xFF) << 8) | c0, hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1)
+
+
+@njit(cache=True, inline="always")
 def refine_ask(apm1, apm2, c4, c0):
     """The order-1 and order-2 stages' entries `refine` will read at partial byte ``c0``, asked for while the models'
     inputs are read (the image model's order-2 context is not known yet: the bytes' is asked)."""
-    apm_ask(apm1, ((c4 & 0xFF) << 8) | c0)
-    apm_ask(apm2, hash2(c4 & 0xFFFF, c0) & ((1 << APM2_BITS) - 1))
+    k1, k2 = refine_contexts(c4, c0)
+    apm_ask(apm1, k1)
+    apm_ask(apm2, k2)
 
 
 @njit(cache=True, inline="always")
@@ -167,9 +174,9 @@ def refine(apms, aj, p, c4, c0, mi, pair, ik, fin, t1):
     the partial byte x the `misses` (in ``fin``) x the last byte's type ``t1``, a quarter of the result; the result
     kept in fin[9] (`refine_learn` turns it into the next miss)."""
     apm1, apm2, apm3 = apms
-    k1 = ((c4 & 0xFF) << 8) | c0
-    k2 = hash2(c4 & 0xFFFF, c0) if ik < 0 else ik
-    k2 &= (1 << APM2_BITS) - 1
+    k1, k2 = refine_contexts(c4, c0)
+    if ik >= 0:
+        k2 = ik & ((1 << APM2_BITS) - 1)
     k3 = (mi + 1) * 256 + c0
     if pair:
         a1, aj[0] = apm_p_pair(apm1, k1, p)

@@ -40,11 +40,20 @@ def has_tail(apm3):
 
 
 @njit(cache=True, inline="always")
+def stage_contexts(c4, c0, w0):
+    """The three stages' contexts in the table: the last three bytes, the last four, the word, each with the partial
+    byte ``c0``, hashed to 16 bits."""
+    return (FIRST + (hash2(c4 & 0xFFFFFF, c0) & 0xFFFF), FIRST + 65536 + (hash2(c4, c0 + 256) & 0xFFFF),
+            FIRST + 131072 + (hash2(w0, c0 + 512) & 0xFFFF))
+
+
+@njit(cache=True, inline="always")
 def tail_ask(apm3, c4, c0, w0):
     """The three stages' entries `tail_p` will read, asked for while the models' inputs are read."""
-    apm_ask(apm3, FIRST + (hash2(c4 & 0xFFFFFF, c0) & 0xFFFF))
-    apm_ask(apm3, FIRST + 65536 + (hash2(c4, c0 + 256) & 0xFFFF))
-    apm_ask(apm3, FIRST + 131072 + (hash2(w0, c0 + 512) & 0xFFFF))
+    k5, k6, k7 = stage_contexts(c4, c0, w0)
+    apm_ask(apm3, k5)
+    apm_ask(apm3, k6)
+    apm_ask(apm3, k7)
 
 
 @njit(cache=True, inline="always")
@@ -56,9 +65,10 @@ def tail_p(apm3, aj, pm, q, c4, c0, j, w0):
     p = q
     aj[4] = -1
     if w0 >= 0:
-        a5, aj[4] = apm_p_pair(apm3, FIRST + (hash2(c4 & 0xFFFFFF, c0) & 0xFFFF), pm)
-        a6, aj[5] = apm_p_pair(apm3, FIRST + 65536 + (hash2(c4, c0 + 256) & 0xFFFF), pm)
-        a7, aj[6] = apm_p_pair(apm3, FIRST + 131072 + (hash2(w0, c0 + 512) & 0xFFFF), pm)
+        k5, k6, k7 = stage_contexts(c4, c0, w0)
+        a5, aj[4] = apm_p_pair(apm3, k5, pm)
+        a6, aj[5] = apm_p_pair(apm3, k6, pm)
+        a7, aj[6] = apm_p_pair(apm3, k7, pm)
         p = clamp_p((4 * q + a5 + a6 + a7 + 3) // 7)
     at = (FIRST + STAGES) * 33 + ((j * BINS + (p >> 4)) << 1)
     aj[7] = at
