@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from lmzip.cm.body import buckets, byte_done, contexts, inputs, learn
+from lmzip.cm.body import bucket_ask, buckets, byte_done, contexts, inputs, learn
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.clauses import clause_done, line_done
 from lmzip.cm.history import C4, FILL, LLEN, LPTR, MLEN, TYPES, W0, WLEN, WP, WPP
@@ -117,6 +117,15 @@ def byte_start(tables, work, h, hist, buf, g0, cap):
     matches expect: (the match's byte, the long match's byte, the match length's two buckets)."""
     byte_sets(tables[0], work[2], h[C4])
     return byte_contexts(tables, work, h, hist, buf, g0, cap)
+
+
+@njit(cache=True, inline="always")
+def byte_ask(tables, work, h, hist, buf, cap, nb_mask, ways):
+    """Counting's start of the byte after history ``h`` (one stream): `byte_contexts`, then its first nibble's blocks
+    asked for (`lmzip.cm.body.bucket_ask`); returns what the matches expect."""
+    expect = byte_contexts(tables, work, h, hist, buf, 0, cap)
+    bucket_ask(tables[0], work[5], work[4], 1, nb_mask, ways)
+    return expect
 
 
 @njit(cache=True, inline="always")

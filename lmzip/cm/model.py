@@ -39,7 +39,7 @@ from lmzip.cm.loop import (
     bit_learn,
     bit_mix,
     bit_sets,
-    byte_contexts,
+    byte_ask,
     byte_end,
     byte_sets,
     group_bounds,
@@ -303,8 +303,7 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
     ht, base = tables[0], work[5]
     expect = (np.int64(0), np.int64(0), np.int64(0), np.int64(0))
     if at[0] < n:  # the first byte's contexts (each byte's next: at its last bit, while the mixers learn)
-        expect = byte_contexts(tables, work, h, hist, buf, 0, n + 1)
-        bucket_ask(ht, base, work[4], 1, nb_mask, ways)
+        expect = byte_ask(tables, work, h, hist, buf, n + 1, nb_mask, ways)
     for i in range(at[0], n):
         if encode and st[3] + 64 > out.shape[0]:
             at[0], at[1], at[2] = i, k_mark, next_mark
@@ -341,8 +340,7 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
             elif j == 7:  # the byte's histories, then the next byte's contexts and blocks, likewise
                 byte_end(tables, work, h, ((c0 << 1) | y) & 0xFF, buf, 0, n + 1, last, lastd, expect, gate)
                 if i + 1 < n:
-                    expect = byte_contexts(tables, work, h, hist, buf, 0, n + 1)
-                    bucket_ask(ht, base, work[4], 1, nb_mask, ways)
+                    expect = byte_ask(tables, work, h, hist, buf, n + 1, nb_mask, ways)
             mixed_learn(tables, work, y, (lr1, lr2), six)
             if tail:
                 tail_learn(apm3, aj, y)
