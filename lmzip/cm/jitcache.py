@@ -5,10 +5,16 @@ numba's cache (cache=True) checks only the source file of the function it caches
 compiled loop would be loaded — an encoder and a decoder with different arithmetic. So a digest of
 all the wing's compiled sources is kept beside the cache, and a mismatch clears the wing's cache
 before anything compiled is loaded (model imports this first).
+
+numba inlines each ``inline="always"`` helper by deep-copying the helper's IR block by block, each block with a memo
+of its own, so the helper's whole scope (every variable) is copied once a block: most of a loop's compile went there.
+`share_the_inliners_memo` gives each inlining one memo (one copy of the scope, as the helper itself has one); the IR
+and the machine code are the same (counting's loop compiled in 61 s against 88, the same bytes).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from pathlib import Path
 
@@ -78,4 +84,43 @@ def ensure_fresh(folder: Path = HERE) -> None:
             pass
 
 
+class _OneMemo:
+    """The ``copy`` module as numba's inliner sees it: within one inlining, every deepcopy shares one memo."""
+
+    memo: dict | None = None
+
+    def deepcopy(self, x, memo=None):
+        """copy.deepcopy, with the inlining's memo where the caller gave none."""
+        return copy.deepcopy(x, self.memo if memo is None and self.memo is not None else memo)
+
+    def __getattr__(self, name: str):
+        return getattr(copy, name)
+
+
+def share_the_inliners_memo() -> bool:
+    """Make numba's inliner copy a helper's IR with one memo an inlining; False where this numba's inliner is not
+    the one it was written for (nothing is changed then)."""
+    try:
+        from numba.core import inline_closurecall as inliner
+    except ImportError:
+        return False
+    worker = getattr(inliner, "InlineWorker", None)
+    if isinstance(getattr(inliner, "copy", None), _OneMemo):
+        return True
+    if getattr(inliner, "copy", None) is not copy or not callable(getattr(worker, "inline_ir", None)):
+        return False
+    shared, plain = _OneMemo(), worker.inline_ir
+
+    def inline_ir(self, *args, **kwargs):
+        saved, shared.memo = shared.memo, {}
+        try:
+            return plain(self, *args, **kwargs)
+        finally:
+            shared.memo = saved
+
+    inliner.copy, worker.inline_ir = shared, inline_ir
+    return True
+
+
 ensure_fresh()
+share_the_inliners_memo()
