@@ -5,13 +5,16 @@ and where it can write neither (a read-only install run by a user with no writab
 compile at all ("no locator available"). So, before numba loads, a writable place is found: the
 package's own folders where writable (lmzip.cm.jitcache keeps those fresh), else a folder under the
 user's cache or the temp folder named by a digest of every compiled source, so code compiled from other
-sources is never loaded.
+sources is never loaded. What the package's own folders already hold (compiled there by whoever installed it) is
+copied into that folder first (`seed`), so each user of a read-only install does not compile the loops again (~1 min
+each); numba still checks each file against its source, and lmzip.cm.jitcache the wing's digest.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -66,5 +69,31 @@ def ensure_cache_dir() -> str | None:
 
             if "numba" in sys.modules:  # already loaded by the caller: its config was read already
                 sys.modules["numba"].config.CACHE_DIR = str(base / tag)
+            seed(base / tag)
             return str(base / tag)
     return None
+
+
+def seed(cache: Path) -> int:
+    """Copy the compiled code the package's own folders hold into ``cache`` (numba's folders there, one a source
+    folder) where it is missing or older there; returns how many files were copied (none where numba is absent)."""
+    try:
+        from numba.core.caching import UserWideCacheLocator as locator
+    except ImportError:  # no numba, or another numba's layout: numba compiles here
+        return 0
+    copied = 0
+    for wing in ("arith", "cm"):
+        there = cache / locator.get_suitable_cache_subpath(str(PKG / wing / "__init__.py"))
+        try:
+            files = [f for f in (PKG / wing / "__pycache__").iterdir() if f.suffix in (".nbi", ".nbc", ".sha256")]
+        except OSError:  # none there, or unreadable: numba compiles here
+            continue
+        for f in files:
+            try:
+                if not (there / f.name).exists() or (there / f.name).stat().st_mtime < f.stat().st_mtime:
+                    there.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(f, there / f.name)
+                    copied += 1
+            except OSError:  # unreadable there, or no room here: numba compiles what is missing
+                continue
+    return copied
