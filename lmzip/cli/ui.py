@@ -134,7 +134,38 @@ def progress(label: str, enabled: bool, unit: str = "bytes") -> Iterator[Callabl
         def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        yield update
+        with _compiling(lambda note: bar.update(task, description=label + note, refresh=True)):
+            yield update
+
+
+COMPILING = " (compiling for this CPU, once)"
+
+
+@contextlib.contextmanager
+def _compiling(say: Callable[[str], None]) -> Iterator[None]:
+    """While numba compiles a loop in this process (its first run on this machine: a minute or two), ``say`` is
+    told so (`COMPILING`), and then told "" again."""
+    try:
+        from numba.core import event
+    except ImportError:
+        yield
+        return
+
+    class Note(event.Listener):
+        depth = 0
+
+        def on_start(self, ev: Any) -> None:
+            self.depth += 1
+            if self.depth == 1:
+                say(COMPILING)
+
+        def on_end(self, ev: Any) -> None:
+            self.depth -= 1
+            if self.depth == 0:
+                say("")
+
+    with event.install_listener("numba:compile", Note()):
+        yield
 
 
 def human(n: float) -> str:

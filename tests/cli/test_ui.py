@@ -240,6 +240,32 @@ def test_a_real_terminal_sees_the_bar_and_no_progress_hides_it(tmp_path):
     assert BAR not in hidden and "\x1b[" not in hidden and "a.txt: " in hidden
 
 
+def test_the_bar_says_when_a_loop_is_being_compiled(monkeypatch):
+    """A loop's first run on a machine compiles it (a minute or two, silent before): the bar's label says so while
+    numba compiles, and no more once it is done."""
+    from numba import njit
+
+    buf = io.StringIO()
+    monkeypatch.setattr(ui, "err", Console(file=buf, force_terminal=True, width=120))
+
+    @njit(cache=False)
+    def fresh(n):  # compiled on its first call, here, inside the bar
+        return n * 3 + 1
+
+    with ui.progress("compress", True) as update:
+        update(1, 4)
+        assert fresh(4) == 13
+        update(2, 4)
+        assert fresh(5) == 16  # compiled already: the label is not changed again
+    shown = buf.getvalue()
+    assert shown.count("compress" + ui.COMPILING) >= 1 and "compress" in shown.replace("compress" + ui.COMPILING, "")
+    buf.truncate(0)
+    with ui.progress("compress", True) as update:
+        update(1, 4)
+        assert fresh(6) == 19
+    assert ui.COMPILING not in buf.getvalue()
+
+
 def _fake_train(steps_seen: list):
     def train(cfg, tok, on_log):
         for step in range(1, cfg.steps + 1):
