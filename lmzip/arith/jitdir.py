@@ -92,7 +92,9 @@ def seed(cache: Path) -> int:
             try:
                 if not (there / f.name).exists() or (there / f.name).stat().st_mtime < f.stat().st_mtime:
                     there.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(f, there / f.name)
+                    part = there / f".{f.name}.{os.getpid()}"  # whole or not at all: another run may be loading it
+                    shutil.copy2(f, part)
+                    os.replace(part, there / f.name)
                     copied += 1
             except OSError:  # unreadable there, or no room here: numba compiles what is missing
                 continue
