@@ -97,12 +97,21 @@ class _OneMemo:
         return getattr(copy, name)
 
 
+# numba releases whose inliner copies the helper's IR twice at an inlining's start and deep-copies nothing after
+# (read in 0.68's numba/core/inline_closurecall.py, InlineWorker.inline_ir); another release is left as it is
+INLINER_READ = ((0, 59), (0, 70))
+
+
 def share_the_inliners_memo() -> bool:
     """Make numba's inliner copy a helper's IR with one memo an inlining; False where this numba's inliner is not
     the one it was written for (nothing is changed then)."""
     try:
+        import numba
         from numba.core import inline_closurecall as inliner
     except ImportError:
+        return False
+    release = tuple(int(x) for x in numba.__version__.split(".")[:2] if x.isdigit())
+    if not INLINER_READ[0] <= release < INLINER_READ[1]:
         return False
     worker = getattr(inliner, "InlineWorker", None)
     if isinstance(getattr(inliner, "copy", None), _OneMemo):

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
+import pytest
 from numba import njit
 from numba.core import inline_closurecall as inliner
 
 from lmzip.cm import jitcache
+
+RELEASE = tuple(int(x) for x in numba.__version__.split(".")[:2])
+pytestmark = pytest.mark.skipif(not jitcache.INLINER_READ[0] <= RELEASE < jitcache.INLINER_READ[1],
+                                reason=f"numba {numba.__version__}: its inliner is not the one read; read it again")
 
 
 @njit(inline="always")
