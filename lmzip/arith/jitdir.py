@@ -75,8 +75,8 @@ def ensure_cache_dir() -> str | None:
 
 
 def seed(cache: Path) -> int:
-    """Copy the compiled code the package's own folders hold into ``cache`` (numba's folders there, one a source
-    folder) where it is missing or older there; returns how many files were copied (none where numba is absent)."""
+    """Copy the compiled code the package's own folders hold into ``cache`` (into the folder numba keeps there for
+    each source folder) where it is missing or older; returns how many files were copied (none without numba)."""
     try:
         from numba.core.caching import UserWideCacheLocator as locator
     except ImportError:  # no numba, or another numba's layout: numba compiles here
