@@ -130,11 +130,18 @@ def progress(label: str, enabled: bool, unit: str = "bytes") -> Iterator[Callabl
     cols = (TextColumn("{task.description}"), BarColumn(), *counts, TimeRemainingColumn())
     with Progress(*cols, console=err, transient=True) as bar:
         task = bar.add_task(label, total=None)
+        shown = [label]
+
+        def say(text: str) -> None:
+            if text != shown[0]:
+                shown[0] = text
+                bar.update(task, description=text, refresh=True)
 
         def update(done: int, total: int) -> None:
+            say(label)  # the coding goes on: whatever was compiling is done
             bar.update(task, completed=done, total=total)
 
-        with _compiling(lambda note: bar.update(task, description=label + note, refresh=True)):
+        with _compiling(lambda: say(label + COMPILING)):
             yield update
 
 
@@ -142,9 +149,9 @@ COMPILING = " (compiling for this CPU, once)"
 
 
 @contextlib.contextmanager
-def _compiling(say: Callable[[str], None]) -> Iterator[None]:
-    """While numba compiles a loop in this process (its first run on this machine: a minute or two), ``say`` is
-    told so (`COMPILING`), and then told "" again."""
+def _compiling(started: Callable[[], None]) -> Iterator[None]:
+    """Call ``started`` whenever numba starts compiling in this process (a loop's first run on this machine: a
+    minute or two, where the bar would otherwise stand still)."""
     try:
         from numba.core import event
     except ImportError:
@@ -152,17 +159,11 @@ def _compiling(say: Callable[[str], None]) -> Iterator[None]:
         return
 
     class Note(event.Listener):
-        depth = 0
-
         def on_start(self, ev: Any) -> None:
-            self.depth += 1
-            if self.depth == 1:
-                say(COMPILING)
+            started()
 
         def on_end(self, ev: Any) -> None:
-            self.depth -= 1
-            if self.depth == 0:
-                say("")
+            pass
 
     with event.install_listener("numba:compile", Note()):
         yield
