@@ -102,17 +102,23 @@ class _OneMemo:
 INLINER_READ = ((0, 59), (0, 70))
 
 
-def share_the_inliners_memo() -> bool:
-    """Make numba's inliner copy a helper's IR with one memo an inlining; False where this numba's inliner is not
-    the one it was written for (nothing is changed then)."""
+def inliner_read() -> bool:
+    """Whether this numba's release is one whose inliner was read (`INLINER_READ`)."""
     try:
         import numba
-        from numba.core import inline_closurecall as inliner
     except ImportError:
         return False
     release = tuple(int(x) for x in numba.__version__.split(".")[:2] if x.isdigit())
-    if not INLINER_READ[0] <= release < INLINER_READ[1]:
+    return INLINER_READ[0] <= release < INLINER_READ[1]
+
+
+def share_the_inliners_memo() -> bool:
+    """Make numba's inliner copy a helper's IR with one memo an inlining; False where this numba's inliner is not
+    the one it was written for (nothing is changed then)."""
+    if not inliner_read():
         return False
+    from numba.core import inline_closurecall as inliner
+
     worker = getattr(inliner, "InlineWorker", None)
     if isinstance(getattr(inliner, "copy", None), _OneMemo):
         return True

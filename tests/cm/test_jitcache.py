@@ -10,8 +10,7 @@ from numba.core import inline_closurecall as inliner
 
 from lmzip.cm import jitcache
 
-RELEASE = tuple(int(x) for x in numba.__version__.split(".")[:2])
-pytestmark = pytest.mark.skipif(not jitcache.INLINER_READ[0] <= RELEASE < jitcache.INLINER_READ[1],
+pytestmark = pytest.mark.skipif(not jitcache.inliner_read(),
                                 reason=f"numba {numba.__version__}: its inliner is not the one read; read it again")
 
 
