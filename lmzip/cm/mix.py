@@ -35,7 +35,7 @@ from numba import njit
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 
 # isort: split
-from lmzip.cm import mix1
+from lmzip.cm import mix1, warm
 from lmzip.cm.coder import new_state, start_decoder
 from lmzip.cm.history import C4, FILL, N_STATE
 from lmzip.cm.jitcache import UNCOUNTED
@@ -53,6 +53,7 @@ from lmzip.cm.loop import (
 )
 from lmzip.cm.mixers import APM_RATE, APM_RATE_PAIR, final_rate, first_rate, refine, slower
 from lmzip.cm.model import Tables, n_final, n_mix, n_sets
+from lmzip.cm.model import _code as model_code
 from lmzip.cm.model import allocate as allocate_tables
 from lmzip.cm.model import table_bytes as counting_bytes
 from lmzip.cm.parts import apm_init, apm_p, apm_p_pair, apm_update, apm_update_pair, clamp_p, sq
@@ -67,7 +68,8 @@ W_CM = 1 << 11  # each counting input's (1/32; counting alone starts at 1/16: wi
 # enwik4 1,930 bytes mixed where 1/32 writes 1,895, paper5 3,447 against 3,434, alice29 27,501 against 27,471)
 W_CM_11 = 1 << 10  # version 11's 161 inputs each start at 1/64 (1/32 wrote 0.24% more over the levels' sample at -4)
 
-__all__ = ["CM_VERSION", "VERSIONS", "State", "Vocab", "allocate", "start", "step", "table_bytes"]
+__all__ = ["CM_VERSION", "VERSIONS", "State", "Vocab", "allocate", "compile_beside", "start", "step", "table_bytes",
+           "warm_up"]
 
 
 @dataclass
@@ -130,6 +132,7 @@ def step(encode: bool, s: State, v: Vocab, rows: np.ndarray, counts: np.ndarray,
     """Code one token in each of ``rows`` (segment indices, in order) under the model's ``counts``
     [len(rows), V] (integers in float32, as lmzip.coding.coder takes them): encoding ``toks``, or
     decoding into ``toks``. Returns the output buffer (grown when needed)."""
+    warm.join()  # a first run: the child compiling this loop beside counting's (lmzip.cm.warm)
     t = s.cm
     counts = np.ascontiguousarray(counts, dtype=np.float32)
     voc = (v.sbytes, v.slen, v.sperm, v.rank, v.root)
@@ -139,6 +142,23 @@ def step(encode: bool, s: State, v: Vocab, rows: np.ndarray, counts: np.ndarray,
                           (s.coder, s.shared, s.cum))
     return _step(encode, rows, counts, toks, (out, src), voc, (t.arrays, s.apm4, s.apm5, t.ways),
                  (s.seg, s.last, s.lastd, s.gate, s.buf, s.cap), (s.coder, s.shared, s.cum), s.work)
+
+
+def compile_beside(room: int | None) -> bool:
+    """A first run, where neither this loop nor counting's has code for this CPU: this one compiles in a child
+    (`warm_up`) while counting's compiles here, where there is ``room`` for it (lmzip.cm.warm); returns whether a
+    child runs."""
+    return warm.beside((_step, model_code), "from lmzip.cm import mix; mix.warm_up()", room)
+
+
+def warm_up() -> None:
+    """Run this loop once over one token, with the argument types the mixed coder gives it (the same compiled code),
+    so numba compiles it and writes it to its cache."""
+    vocab = Vocab.of([bytes([b]) for b in range(256)])
+    state = allocate(1, 1, 64, 256, CM_VERSION)
+    counts = np.full((1, 256), 1 << 16, dtype=np.float32)  # out of 2^24
+    out, src = np.empty(4096, dtype=np.uint8), np.zeros(1, dtype=np.uint8)
+    step(True, state, vocab, np.zeros(1, dtype=np.int64), counts, np.array([65], dtype=np.int64), out, src)
 
 
 def start(s: State, payload: bytes) -> np.ndarray:

@@ -152,6 +152,7 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
     # the mixed coder is not tried on a block of short tokens (mix.SHORT): counted once, as a frame kept is;
     # otherwise counting first (~10x faster), and a group of the mixed coder gives up once its bytes pass what
     # counting paid for as many bytes (by a margin), or the whole counted frame's
+    from lmzip.cm import mix
     from lmzip.coding.mix import PROFILE, Budget, Unmixable, token_bytes
 
     parallel.give_back()  # what the block before freed, before counting's tables take fresh pages
@@ -160,6 +161,7 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
         if progress:
             progress(1, 1)
         return counted_instead(data, settings, block, last, kept=True)
+    mix.compile_beside(parallel.available_memory())  # a first run: the mixed loop compiles in a child meanwhile
     marks = np.zeros(PROFILE, dtype=np.int64)
     counted = counted_instead(data, settings, block, last, marks)
     if counted is not None and len(counted[0]) * TINY <= len(data):  # nothing left for the model to win

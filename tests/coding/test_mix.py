@@ -458,3 +458,15 @@ def test_repeats_in_other_segments_are_found(gpt_model):
     for name, mixing in (("plain", False), ("mix", True)):
         bits[name] = codec.encode(data, gpt_model, Settings(mix=mixing, segment=350))[2]  # two segments side by side
     assert bits["mix"] < 0.65 * bits["plain"]  # the second block costs almost nothing (measured: 0.59)
+
+
+def test_a_mixed_stream_asks_for_the_mixed_loop_beside_counting_before_counting(bpe_model, monkeypatch):
+    from lmzip.cm import mix as loop
+    from lmzip.coding import counting
+
+    seen = []
+    monkeypatch.setattr(loop, "compile_beside", lambda room: seen.append("beside"))
+    plain = counting.encode
+    monkeypatch.setattr(counting, "encode", lambda *a, **k: seen.append("counting") or plain(*a, **k))
+    _frames(TEXT[:1024], bpe_model)
+    assert seen[:2] == ["beside", "counting"]  # lmzip.cm.warm: the child compiles while counting's loop does
