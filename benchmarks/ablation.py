@@ -30,7 +30,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=100_000, help="bytes of each file")
     ap.add_argument("--model", default="gpt-wide")
-    ap.add_argument("--level", type=int, default=6, help="counting level (table memory)")
+    ap.add_argument("--level", type=int, default=7, help="counting level (its tables; from 7 on the newest models)")
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args()
     from lmzip.cm import model as cm
@@ -44,7 +44,8 @@ def main() -> None:
                 "- bilevel image": cm.OFF_IMAGE, "- match": cm.OFF_MATCH,
                 "- SSE (APM stages)": cm.OFF_SSE}
     if args.level >= HEAVY:  # cm version 3's models (version 4 has them too)
-        variants |= {"- run": cm.OFF_RUN, "- indirect": cm.OFF_INDIRECT}
+        variants |= {"- run": cm.OFF_RUN, "- indirect": cm.OFF_INDIRECT,
+                     "- clauses, line key and letters": cm.OFF_CLAUSES}
     lm = registry.load(args.model)
     mixed, alone, best = (f"+ language model ({args.model}), mixed in", f"--mix ({args.model}): the smaller of "
                           "that and counting", f"language model alone ({args.model})")

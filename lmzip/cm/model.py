@@ -26,6 +26,7 @@ from numba import njit
 
 from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loop before numba loads it
 from lmzip.cm.body import bucket_ask, bucket_find, state_ask
+from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
 from lmzip.cm.format import CALIBRATED, LEAN, MISSES, SHAPES, SIZED, version_for
 from lmzip.cm.history import C4, N_STATE, TYPES, W0
@@ -59,6 +60,7 @@ from lmzip.cm.mixers import (
     refine_ask,
     slower,
 )
+from lmzip.cm.orders import AT as ORDERS_AT
 from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
 from lmzip.cm.run import RUN_STATES, n_ind, run_start
 from lmzip.cm.sizes import n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, n_ways, sm_shape
@@ -204,6 +206,7 @@ def allocate(level: int, version: int | None = None, length: int | None = None) 
 OFF_ORDERS, OFF_WORDS, OFF_SPARSE, OFF_RECORDS, OFF_MATCH, OFF_SSE = 1, 2, 4, 8, 16, 32
 OFF_IMAGE = 64  # version 2's
 OFF_RUN, OFF_INDIRECT = 128, 256  # version 3's (its fifth mixer stays)
+OFF_CLAUSES = 512  # versions 19-20's clauses, line key and letters (lmzip.cm.clauses, lmzip.cm.letters)
 
 
 def _mask(off: int, t: Tables) -> np.ndarray:
@@ -226,7 +229,13 @@ def _mask(off: int, t: Tables) -> np.ndarray:
     if models > 40:  # version 10: the words further back; the token-indirect models (version 11: word-indirect)
         spans += [(OFF_WORDS, 64, 80), (OFF_INDIRECT, 80, min(88, 2 * models))]
     if models > 44:  # version 12: four more sparse models
-        spans += [(OFF_SPARSE, 88, 2 * models)]
+        spans += [(OFF_SPARSE, 88, 96)]
+    if models > 48:  # version 17: the number model goes with the words
+        spans += [(OFF_WORDS, 96, 98)]
+    if models > ORDERS_AT + 2:  # version 18: orders 6 and 12 with the orders
+        spans += [(OFF_ORDERS, 2 * (ORDERS_AT + 2), 2 * (ORDERS_AT + 4))]
+    if models > CLAUSES_AT + 2:  # version 19: the clauses; version 20: the line key and the letters
+        spans += [(OFF_CLAUSES, 2 * (CLAUSES_AT + 2), 2 * models)]
     mask = np.ones(t.w1.shape[1], dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:

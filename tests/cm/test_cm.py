@@ -423,7 +423,7 @@ def test_compress_and_decompress_run_one_compiled_loop():
     assert len(_code.signatures) == 1, _code.signatures
 
 
-@pytest.mark.parametrize("version", [7, 10, 11, 12, 13, fmt.VERSION])
+@pytest.mark.parametrize("version", [7, 10, 11, 12, 13, 17, 18, 19, fmt.VERSION])
 def test_the_ablation_groups_silence_every_models_inputs(version):
     """benchmarks/ablation.py's groups of inputs (model.OFF_*) cover every model of a version, a model's third input
     (version 10) with its first two, and leave the bias on."""
@@ -432,9 +432,16 @@ def test_the_ablation_groups_silence_every_models_inputs(version):
     t = allocate(1, version)
     models = t.ht.shape[0] + 2
     n = t.w1.shape[1] - (models if version >= 10 else 0)  # where the third inputs start, after the bias
-    groups = (model.OFF_ORDERS, model.OFF_WORDS, model.OFF_SPARSE, model.OFF_RECORDS, model.OFF_INDIRECT)
+    groups = (model.OFF_ORDERS, model.OFF_WORDS, model.OFF_SPARSE, model.OFF_RECORDS, model.OFF_INDIRECT,
+              model.OFF_CLAUSES)
     mask = model._mask(sum(groups), t)
     assert not mask[: 2 * models].any() and not mask[n:].any() and mask[n - 1] == 1
-    for bit in groups:
+    for bit in groups if version >= 19 else groups[:-1]:
         alone = model._mask(bit, t)
         assert 0 < (alone == 0).sum() < 2 * models and (alone[n:] == alone[: 2 * models : 2][: len(alone) - n]).all()
+    # each group holds its own models alone: the orders 0-5, 8 (version 18: 6 and 12 too), the sparse models two
+    # (version 12: six), the clauses, line key and letters seven (lmzip.cm.body's list)
+    silenced = {bit: int((model._mask(bit, t)[: 2 * models] == 0).sum()) // 2 for bit in groups}
+    assert silenced[model.OFF_ORDERS] == (9 if version >= 18 else 7)
+    assert silenced[model.OFF_SPARSE] == (6 if version >= 12 else 2)
+    assert silenced[model.OFF_CLAUSES] == (7 if version >= 20 else 4 if version >= 19 else 0)
