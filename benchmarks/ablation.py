@@ -33,6 +33,7 @@ def main() -> None:
     ap.add_argument("--level", type=int, default=7, help="counting level (its tables; from 7 on the newest models)")
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args()
+    Path(args.out).mkdir(parents=True, exist_ok=True)  # before the minutes of coding, not after them
     from lmzip.cm import model as cm
     from lmzip.cm.format import HEAVY
     from lmzip.coding import codec
