@@ -33,7 +33,7 @@ from lmzip.cm.match import (
     match_learn,
     match_quant,
 )
-from lmzip.cm.mixers import final_sets, miss_sets, misses, mix, mix_learn, refine_learn
+from lmzip.cm.mixers import ORDERS_END, final_sets, miss_sets, misses, mix, mix_learn, refine_learn
 from lmzip.cm.orders import AT as ORDERS_AT
 from lmzip.cm.orders import order3_set
 from lmzip.cm.parts import prefetch
@@ -198,8 +198,8 @@ def bit_inputs(tables, work, h, buf, g0, at, expect, gate):
 @njit(cache=True, inline="always")
 def bit_sets(w1, work, h, c0, c4, n_mix):
     """The first-layer weight sets partial byte ``c0`` chooses (all but the match/orders state's, sel[1], and the
-    image model's: `bit_mix`), each chosen row of ``w1`` asked into the cache while the models' inputs are read (a
-    loop calls it before `bit_inputs`)."""
+    image model's: `bit_mix`), the part of each chosen row of ``w1`` its mixer weighs (`mixer_span`) asked into the
+    cache while the models' inputs are read (a loop calls it before `bit_inputs`)."""
     sel = work[2]
     sel[0] = SET_C0 + c0
     if n_mix >= 6:
@@ -211,8 +211,21 @@ def bit_sets(w1, work, h, c0, c4, n_mix):
         sel[6], sel[7] = SET_SHAPE + shape_set(h, c0), SET_SPACE + space_set(h, c0)
     for k in range(n_mix):
         if k != 1:
-            for q in range(0, w1.shape[1], 16):
+            lo, hi = mixer_span(k, work[11], w1.shape[1])
+            for q in range(lo, hi, 16):
                 prefetch(w1, sel[k], q)
+            prefetch(w1, sel[k], hi - 1)
+
+
+@njit(cache=True, inline="always")
+def mixer_span(k, groups, width):
+    """The inputs first-layer mixer ``k`` weighs (lmzip.cm.mixers.group_dot): version 13's group mixers a part of
+    their row, the others all ``width``."""
+    if k == groups[0]:
+        return ORDERS_END, groups[1]
+    if k == groups[0] + 1:
+        return 0, ORDERS_END
+    return 0, width
 
 
 @njit(cache=True, inline="always")
