@@ -2,21 +2,47 @@
 very code the mixed coder runs, numba's cache is asked right, and the child is waited for or ended."""
 
 import importlib
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
-from numba.core import event
 
+import lmzip
 from lmzip.cm import mix, model, warm
+from lmzip.coding import codec
+from lmzip.coding.settings import Settings
+from tests.conftest import TEXT
 
 
-def test_the_childs_warm_up_is_the_mixed_coders_own_loop():
-    # the session's fixture ran the mixed coder (tests/conftest.py): its code is in numba's cache; the warm-up, run
-    # with other argument types, would compile another (the child would compile for no one)
-    with event.install_recorder("numba:compile") as rec:
-        mix.warm_up()
-    compiled = {ev.data["dispatcher"].py_func.__qualname__ for _, ev in rec.buffer if ev.is_start}
-    assert "_step" not in compiled and "_byte" not in compiled
+def test_the_childs_warm_up_is_the_mixed_coders_own_loop(gpt_model):
+    # the mixed coder here, then the warm-up: one compiled signature (with other argument types the child would
+    # compile code no one runs)
+    codec.encode(TEXT[:300], gpt_model, Settings(mix=True, segment=64), workers=1)
+    mix.warm_up()
+    assert len(mix._step.signatures) == 1, mix._step.signatures
+
+
+def test_the_child_runs_this_lmzip_not_the_current_folders(tmp_path, monkeypatch):
+    (tmp_path / "lmzip").mkdir()
+    (tmp_path / "lmzip" / "__init__.py").write_text("raise SystemExit(3)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(warm, "compiled_here", lambda d: False)
+    monkeypatch.setattr(warm, "cores", lambda: 2)
+    out = tmp_path / "seen"
+    assert warm.beside((mix._step,), f"import lmzip; open({str(out)!r}, 'w').write(lmzip.__file__)", None)
+    child = warm._child
+    warm.join()
+    assert child.returncode == 0 and out.read_text() == lmzip.__file__
+
+
+def test_the_child_ends_itself_when_lmzip_is_gone():
+    root = str(Path(lmzip.__file__).parent.parent)
+    t0 = time.monotonic()
+    code = "from lmzip.cm import warm; warm.orphan_guard(-1); import time; time.sleep(60)"  # -1: not its parent
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, timeout=60)
+    assert done.returncode == 1 and time.monotonic() - t0 < 30
 
 
 def test_compiled_here_reads_numbas_cache(tmp_path, monkeypatch):
@@ -28,7 +54,9 @@ def test_compiled_here_reads_numbas_cache(tmp_path, monkeypatch):
     try:
         assert not warm.compiled_here(fresh.twice)  # never run: nothing cached
         assert fresh.twice(21) == 42
-        assert warm.compiled_here(fresh.twice)  # now in its __pycache__, for this CPU
+        assert warm.compiled_here(fresh.twice)  # compiled in this process
+        again = importlib.reload(fresh)
+        assert warm.compiled_here(again.twice)  # and in its __pycache__, for this CPU
     finally:
         sys.modules.pop("fresh_loop", None)
     assert warm.compiled_here(mix._step) and warm.compiled_here(model._code)  # the session's fixture ran both
