@@ -144,11 +144,11 @@ def step(encode: bool, s: State, v: Vocab, rows: np.ndarray, counts: np.ndarray,
                  (s.seg, s.last, s.lastd, s.gate, s.buf, s.cap), (s.coder, s.shared, s.cum), s.work)
 
 
-def compile_beside(room: int | None) -> bool:
+def compile_beside(room: int | None, cores: int) -> bool:
     """A first run, where neither this loop nor counting's has code for this CPU: this one compiles in a child
-    (`warm_up`) while counting's compiles here, where there is ``room`` for it (lmzip.cm.warm); returns whether a
-    child runs."""
-    return warm.beside((_step, model_code), "from lmzip.cm import mix; mix.warm_up()", room)
+    (`warm_up`) while counting's compiles here, where there is ``room`` for it and a second of ``cores``
+    (lmzip.cm.warm); returns whether a child runs."""
+    return warm.beside((_step, model_code), "from lmzip.cm import mix; mix.warm_up()", room, cores)
 
 
 def warm_up() -> None:

@@ -40,25 +40,17 @@ def compiled_here(dispatcher) -> bool:
         return True
 
 
-def cores() -> int:
-    """The CPU cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def beside(loops: tuple, code: str, room: int | None) -> bool:
+def beside(loops: tuple, code: str, room: int | None, cores: int) -> bool:
     """Start a child running ``code`` (Python: it compiles a loop) where none of ``loops`` has code for this CPU, a
-    second core is free and so is ROOM of memory (``room``: the bytes free, None where unknown); returns whether one
-    runs (one at most)."""
+    second core is free (``cores``: those this process may run on) and so is ROOM of memory (``room``: the bytes
+    free, None where unknown); returns whether one runs (one at most)."""
     global _child
     with _lock:
         if _child is not None and _child.poll() is None:
             return True
         if not sys.executable or getattr(sys, "frozen", False):  # no interpreter to start: each compiles here
             return False
-        if cores() < 2 or (room is not None and room < ROOM) or any(compiled_here(loop) for loop in loops):
+        if cores < 2 or (room is not None and room < ROOM) or any(compiled_here(loop) for loop in loops):
             return False
         # the lmzip this process runs (its folder as this process names it: numba names its cache folders by the
         # sources' paths), then this process's path, never the current folder

@@ -161,7 +161,8 @@ def _encode(data: bytes, model: LoadedModel | None, settings: Settings, progress
         if progress:
             progress(1, 1)
         return counted_instead(data, settings, block, last, kept=True)
-    mix.compile_beside(parallel.available_memory())  # a first run: the mixed loop compiles in a child meanwhile
+    # a first run: the mixed loop compiles in a child meanwhile
+    mix.compile_beside(parallel.available_memory(), parallel.default_workers())
     marks = np.zeros(PROFILE, dtype=np.int64)
     counted = counted_instead(data, settings, block, last, marks)
     if counted is not None and len(counted[0]) * TINY <= len(data):  # nothing left for the model to win

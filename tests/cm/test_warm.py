@@ -29,9 +29,8 @@ def test_the_child_runs_this_lmzip_not_the_current_folders(tmp_path, monkeypatch
     (tmp_path / "lmzip" / "__init__.py").write_text("raise SystemExit(3)\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(warm, "compiled_here", lambda d: False)
-    monkeypatch.setattr(warm, "cores", lambda: 2)
     out = tmp_path / "seen"
-    assert warm.beside((mix._step,), f"import lmzip; open({str(out)!r}, 'w').write(lmzip.__file__)", None)
+    assert warm.beside((mix._step,), f"import lmzip; open({str(out)!r}, 'w').write(lmzip.__file__)", None, 2)
     child = warm._child
     warm.join()
     assert child.returncode == 0 and out.read_text() == lmzip.__file__
@@ -65,28 +64,24 @@ def test_compiled_here_reads_numbas_cache(tmp_path, monkeypatch):
 
 def test_beside_starts_a_child_and_the_mixed_coder_waits_for_it(monkeypatch):
     monkeypatch.setattr(warm, "compiled_here", lambda d: False)
-    monkeypatch.setattr(warm, "cores", lambda: 2)
-    assert mix.compile_beside(None)
+    assert mix.compile_beside(None, 2)
     child = warm._child
-    assert child is not None and mix.compile_beside(None)  # one child, however often asked
+    assert child is not None and mix.compile_beside(None, 2)  # one child, however often asked
     mix.warm_up()  # the mixed coder's first token waits for the child
     assert warm._child is None and child.returncode == 0
 
 
 def test_no_child_on_one_core_short_of_memory_or_where_a_loop_is_compiled(monkeypatch):
-    monkeypatch.setattr(warm, "cores", lambda: 1)
     monkeypatch.setattr(warm, "compiled_here", lambda d: False)
-    assert not mix.compile_beside(None) and warm._child is None
-    monkeypatch.setattr(warm, "cores", lambda: 2)
-    assert not mix.compile_beside(warm.ROOM - 1) and warm._child is None  # too little memory free
+    assert not mix.compile_beside(None, 1) and warm._child is None  # one core
+    assert not mix.compile_beside(warm.ROOM - 1, 2) and warm._child is None  # too little memory free
     monkeypatch.setattr(warm, "compiled_here", lambda d: d is model._code)
-    assert not mix.compile_beside(None) and warm._child is None
+    assert not mix.compile_beside(None, 2) and warm._child is None
 
 
 def test_stop_ends_a_child_no_one_waited_for(monkeypatch):
     monkeypatch.setattr(warm, "compiled_here", lambda d: False)
-    monkeypatch.setattr(warm, "cores", lambda: 2)
-    assert warm.beside((mix._step,), "import time; time.sleep(60)", warm.ROOM)
+    assert warm.beside((mix._step,), "import time; time.sleep(60)", warm.ROOM, 2)
     child = warm._child
     warm.stop()
     assert warm._child is None and child.returncode is not None

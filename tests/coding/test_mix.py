@@ -465,7 +465,7 @@ def test_a_mixed_stream_asks_for_the_mixed_loop_beside_counting_before_counting(
     from lmzip.coding import counting
 
     seen = []
-    monkeypatch.setattr(loop, "compile_beside", lambda room: seen.append("beside"))
+    monkeypatch.setattr(loop, "compile_beside", lambda room, cores: seen.append("beside"))
     plain = counting.encode
     monkeypatch.setattr(counting, "encode", lambda *a, **k: seen.append("counting") or plain(*a, **k))
     _frames(TEXT[:1024], bpe_model)
