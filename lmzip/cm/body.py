@@ -63,6 +63,9 @@ in version 12 any row):
  49, 50 (version 18) orders 6 and 12 (lmzip.cm.orders)
  51-54 (version 19) clauses: the text since an open bracket or the last punctuation; the open bracket + the last
    bytes' types; the mark + the words since it; the clause's first word + the word or gap (lmzip.cm.clauses)
+ 55-57 (version 20) the key of the last line with a ':' + this line so far; the word's vowels and consonants, its
+   capitals (lmzip.cm.letters)
+ 58-61 (version 24) character groups: the line's shape, a run of digits or letters one group (lmzip.cm.groups)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables: lmzip.cm.sizes), so the compiled helpers read it from
 the shapes and every earlier version decodes through the same code.
@@ -75,6 +78,8 @@ from numba import njit
 
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.clauses import clause_contexts, line_context
+from lmzip.cm.groups import AT as GROUPS_AT
+from lmzip.cm.groups import group_contexts
 from lmzip.cm.history import (
     C4,
     C8,
@@ -170,6 +175,8 @@ def contexts(ctx, h, buf, g0):
     if ctx.shape[0] > LETTERS_AT:
         line_context(ctx, h)
         letter_contexts(ctx, h)
+    if ctx.shape[0] > GROUPS_AT:
+        group_contexts(ctx, h)
 
 
 @njit(cache=True, inline="always")

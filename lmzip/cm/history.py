@@ -19,7 +19,8 @@ it (bits 8-15), CLAUSEW: the clause's first word, once its second starts (lmzip.
 key of the last line that held a ':' (its bytes before the first), LKCUR: this line's so far, LKSET: whether this
 line's ':' came, LTEXT: this line's bytes so far (lmzip.cm.clauses.line_done), WPAT: the current word's
 letters as vowels and consonants (2 bits each, the last twelve), WCASE: which of its last eight letters are capitals
-(lmzip.cm.letters).
+(lmzip.cm.letters); version 24's CG1: the last eight character groups (one a byte), CG2: the four before them and
+whether the last byte joined its group's run (lmzip.cm.groups).
 """
 
 C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL, WPP, LLEN, LPTR = range(15)
@@ -29,4 +30,5 @@ WP3, FWORD, STEM, SP1, SP2 = range(27, 32)
 CASES, RUNS, SHAPE, SHAPEW, SPACES = range(32, 37)
 INNER, CLAUSE, CLAUSEN, CLAUSEW = range(37, 41)
 LKEY, LKCUR, LKSET, LTEXT, WPAT, WCASE = range(41, 47)
-N_STATE = 47
+CG1, CG2 = 47, 48
+N_STATE = 49

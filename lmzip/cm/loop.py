@@ -19,6 +19,8 @@ from numba import njit
 from lmzip.cm.body import bucket_ask, buckets, byte_done, contexts, inputs, learn
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.clauses import clause_done, line_done
+from lmzip.cm.groups import AT as GROUPS_AT
+from lmzip.cm.groups import group_done
 from lmzip.cm.history import C4, FILL, LLEN, LPTR, MLEN, TYPES, W0, WLEN, WP, WPP
 from lmzip.cm.image import N_IMAGE5, image_bit, image_gate, image_learn, image_sets, row_done
 from lmzip.cm.letters import AT as LETTERS_AT
@@ -311,6 +313,8 @@ def byte_end(tables, work, h, cb, buf, g0, cap, last, lastd, expect, gate):
     if ht.shape[0] > LETTERS_AT:
         line_done(h, cb)
         letter_done(h, cb)
+    if ht.shape[0] > GROUPS_AT:
+        group_done(h, cb)
     if ht.shape[0] > 30:
         word_done(h, cb, wp_before, wpp_before)
     if ind.shape[0] > WORDS_AT and h[WP] != wp_before:  # a word ended

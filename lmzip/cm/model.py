@@ -29,6 +29,7 @@ from lmzip.cm.body import bucket_ask, bucket_find, state_ask
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
 from lmzip.cm.format import CALIBRATED, LEAN, MISSES, SHAPES, SIZED, version_for
+from lmzip.cm.groups import AT as GROUPS_AT
 from lmzip.cm.history import C4, N_STATE, TYPES, W0
 from lmzip.cm.image import IMAGE_BITS
 from lmzip.cm.jitcache import UNCOUNTED
@@ -207,6 +208,7 @@ OFF_ORDERS, OFF_WORDS, OFF_SPARSE, OFF_RECORDS, OFF_MATCH, OFF_SSE = 1, 2, 4, 8,
 OFF_IMAGE = 64  # version 2's
 OFF_RUN, OFF_INDIRECT = 128, 256  # version 3's (its fifth mixer stays)
 OFF_CLAUSES = 512  # versions 19-20's clauses, line key and letters (lmzip.cm.clauses, lmzip.cm.letters)
+OFF_GROUPS = 1024  # version 24's character groups (lmzip.cm.groups)
 
 
 def _mask(off: int, t: Tables) -> np.ndarray:
@@ -235,7 +237,9 @@ def _mask(off: int, t: Tables) -> np.ndarray:
     if models > ORDERS_AT + 2:  # version 18: orders 6 and 12 with the orders
         spans += [(OFF_ORDERS, 2 * (ORDERS_AT + 2), 2 * (ORDERS_AT + 4))]
     if models > CLAUSES_AT + 2:  # version 19: the clauses; version 20: the line key and the letters
-        spans += [(OFF_CLAUSES, 2 * (CLAUSES_AT + 2), 2 * models)]
+        spans += [(OFF_CLAUSES, 2 * (CLAUSES_AT + 2), 2 * min(models, GROUPS_AT + 2))]
+    if models > GROUPS_AT + 2:  # version 24: the character groups
+        spans += [(OFF_GROUPS, 2 * (GROUPS_AT + 2), 2 * models)]
     mask = np.ones(t.w1.shape[1], dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:
