@@ -26,13 +26,15 @@ JOINED = 1 << 40  # CG2's flag: the last byte joined its group's run
 
 @njit(**UNCOUNTED)  # called, not inlined, as lmzip.cm.letters's: once a byte
 def group_contexts(ctx, h):
-    """ctx[AT:AT + 4] of the byte after history ``h`` (the module's four)."""
+    """ctx[AT:AT + 4] of the byte after history ``h`` (the module's four; hash2 reads 32 bits of each argument, so
+    CG1's eight groups go in as its two halves)."""
     g1, g2 = h[CG1], h[CG2]
+    lo, hi = g1 & 0xFFFFFFFF, (g1 >> 32) & 0xFFFFFFFF
     f = (g2 >> 40) << 8
-    ctx[AT] = hash2(hash2(g1, g2 & 0xFFFFFFFF), 103 + f)
-    ctx[AT + 1] = hash2(hash2(g1 & 0xFFFFFFFFFF, h[C4] & 0xFFFFFF), 104 + f)
-    ctx[AT + 2] = hash2(hash2(g1 & 0xFFFFFFFFFFFFFF, h[C4] & 0xFFFF), 105 + f)
-    ctx[AT + 3] = hash2(g1 & 0xFFFFFFFF, 106 + f)
+    ctx[AT] = hash2(hash2(hash2(lo, hi), g2 & 0xFFFFFFFF), 103 + f)
+    ctx[AT + 1] = hash2(hash2(hash2(lo, hi & 0xFF), h[C4] & 0xFFFFFF), 104 + f)
+    ctx[AT + 2] = hash2(hash2(hash2(lo, hi & 0xFFFFFF), h[C4] & 0xFFFF), 105 + f)
+    ctx[AT + 3] = hash2(lo, 106 + f)
 
 
 @njit(**UNCOUNTED)
