@@ -55,8 +55,8 @@ bytes, the last four, the word) and a calibration by counts, per bit position an
 version 22's models in a hashed table of half the room for an input's length (LEAN: 2^(its bits + 3) slots a model,
 8 to 16 a byte; still the level's at most), so an input of under 2 MiB at level 9 holds half the memory and codes
 faster for it, at ~0.02% more bytes; version 24 adds four contexts of character groups (a run of digits, capitals,
-small letters or bytes above 127 one group: a line's shape whatever its words and figures, lmzip.cm.groups): 0.18%
-fewer bytes over the sample, 0.51% on world192.txt whole at level 9, 5% on kennedy.xls; it is what levels 7-9 write
+small letters or bytes above 127 one group: a line's shape whatever its words and figures, lmzip.cm.groups): 0.22%
+fewer bytes over the sample at level 8, 0.67% on world192's first 512 KiB; it is what levels 7-9 write
 (`version_for`), levels 1-6 writing version 2.
 Earlier versions decode as they were written, through the same loop with their own tables.
 

@@ -30,7 +30,7 @@ def encode(data: bytes, level: int | None, progress: Progress | None = None, who
 
     try:
         payload = cm.compress(data, level, marks, version) if level is not None else None
-    except MemoryError as e:  # the level's tables (up to 3,973 MiB at 9; less for a short input) did not fit
+    except MemoryError as e:  # the level's tables (up to 4,245 MiB at 9; less for a short input) did not fit
         need = cm.table_bytes(level, version, len(data)) >> 20
         raise LmzipError(f"not enough memory for the tables of counting level {level} "
                          f"({need} MiB); choose a lower one (-m cm-1 ... cm-8)") from e
