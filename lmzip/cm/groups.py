@@ -18,6 +18,7 @@ from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.letters import AT as LETTERS_AT
 from lmzip.cm.letters import N_LETTERS
 from lmzip.cm.parts import hash2
+from lmzip.cm.text import char_class
 
 AT = LETTERS_AT + N_LETTERS  # the first group context's row among the hashed models, after the letters
 N_GROUPS = 4
@@ -40,15 +41,7 @@ def group_contexts(ctx, h):
 @njit(**UNCOUNTED)
 def group_done(h, c):
     """The groups after byte ``c``: CG1 the last eight groups (one a byte), CG2 the four before them, and the flag."""
-    g = c
-    if 48 <= c <= 57:
-        g = 48
-    elif 65 <= c <= 90:
-        g = 65
-    elif 97 <= c <= 122:
-        g = 97
-    elif c >= 128:
-        g = 128
+    g = char_class(c) if c < 128 else 128
     if (g == 48 or g == 65 or g == 97 or g == 128) and (h[CG1] & 0xFF) == g:
         h[CG2] |= JOINED
         return

@@ -133,6 +133,19 @@ def word_done(h, c, wp_before, wpp_before):
 
 
 @njit(cache=True, inline="always")
+def char_class(c):
+    """A byte's class as the text models and the character groups (lmzip.cm.groups) see it: 48 for a digit, 97 for a
+    small letter, 65 for a capital, else the byte itself."""
+    if 48 <= c <= 57:
+        return 48
+    if 97 <= c <= 122:
+        return 97
+    if 65 <= c <= 90:
+        return 65
+    return c
+
+
+@njit(cache=True, inline="always")
 def text_done(h, c, w_before, buf, g0):
     """The text models' history after byte ``c``, already in ``buf`` (the stream's bytes at buf[g0:]; ``w_before``:
     the word hash before it)."""
@@ -157,13 +170,8 @@ def text_done(h, c, w_before, buf, g0):
             h[KEY] = w_before
     if (48 <= c <= 57) or (97 <= lc <= 122):
         h[TEXT] = ((h[TEXT] << 8) | lc) & 0xFFFFFFFFFF
-    if 48 <= c <= 57:
-        g = 48
-    elif 97 <= c <= 122:
-        g = 97
-    elif 65 <= c <= 90:
-        g = 65
-    elif c >= 0xF0:
+    g = char_class(c)
+    if c >= 0xF0:
         g = 1
     elif c >= 0xE0:
         g = 2
@@ -171,8 +179,6 @@ def text_done(h, c, w_before, buf, g0):
         g = 3
     elif c >= 0x80:
         g = 4
-    else:
-        g = c
     h[GROUPS] = ((h[GROUPS] << 8) | g) & 0xFFFFFFFFFFFF
     if 97 <= lc <= 122:
         t, h[WLEN] = 1, h[WLEN] + 1
