@@ -176,19 +176,20 @@ def mix_dot(w: np.ndarray, ws: int, x: np.ndarray, n: int, lo: int = 0) -> int:
 
 @njit(cache=True, inline="always")
 def mix_train(w: np.ndarray, ws: int, x: np.ndarray, n: int, err: int, skip: int, lo: int = 0) -> None:
-    """One gradient step on coding cost over inputs lo..n-1: w += x * err (err already scaled by the learning
-    rate). A tiny error (below ``skip``: the mixer was right within ~0.3%) is skipped: it would barely move the
-    weights, and on redundant data most bits are like that, so skipping them saves much of the time."""
+    """One gradient step on coding cost over inputs lo..n-1: w += (x * err) >> 16, clamped to +-(2^30 - 1) (err
+    already scaled by the learning rate). A tiny error (below ``skip``: the mixer was right within ~0.3%) is skipped:
+    it would barely move the weights, and on redundant data most bits are like that, so skipping them saves much of
+    the time. In 32-bit lanes (eight to an AVX2 register, where 64-bit ones take emulated shifts and clamps): with
+    e = eh * 256 + el (0 <= el < 256), (x * e) >> 16 == ((x * eh + ((x * el) >> 8)) >> 8) exactly, floor division
+    nesting, and with |x| < 2^15, |err| < 2^23 every step fits in an int32."""
     if -skip < err < skip:
         return
-    e = np.int32(err)  # within +-2^23 (4096 x a rate of at most ~100): products of two int32s, one instruction each
+    eh, el = np.int32(err >> 8), np.int32(err & 255)
     for i in range(lo, n):
-        v = w[ws, i] + ((np.int64(x[i]) * e) >> 16)
-        if v > 0x3FFFFFFF:
-            v = 0x3FFFFFFF
-        if v < -0x3FFFFFFF:
-            v = -0x3FFFFFFF
-        w[ws, i] = v
+        xi = x[i]
+        a, b = np.int32(xi * eh), np.int32(xi * el)
+        v = np.int32(w[ws, i] + np.int32(np.int32(a + (b >> 8)) >> 8))
+        w[ws, i] = max(min(v, np.int32(0x3FFFFFFF)), np.int32(-0x3FFFFFFF))
 
 
 @njit(cache=True, inline="always")
