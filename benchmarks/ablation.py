@@ -46,7 +46,8 @@ def main() -> None:
                 "- SSE (APM stages)": cm.OFF_SSE}
     if args.level >= HEAVY:  # cm version 3's models (version 4 has them too)
         variants |= {"- run": cm.OFF_RUN, "- indirect": cm.OFF_INDIRECT,
-                     "- clauses, line key and letters": cm.OFF_CLAUSES, "- character groups": cm.OFF_GROUPS}
+                     "- clauses, line key and letters": cm.OFF_CLAUSES, "- character groups": cm.OFF_GROUPS,
+                     "- fields and phrases": cm.OFF_FIELDS}
     lm = registry.load(args.model)
     mixed, alone, best = (f"+ language model ({args.model}), mixed in", f"--mix ({args.model}): the smaller of "
                           "that and counting", f"language model alone ({args.model})")

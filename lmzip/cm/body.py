@@ -66,6 +66,8 @@ in version 12 any row):
  55-57 (version 20) the key of the last line with a ':' + this line so far; the word's vowels and consonants, its
    capitals (lmzip.cm.letters)
  58-61 (version 24) character groups: the line's shape, a run of digits or letters one group (lmzip.cm.groups)
+ 62-66 (version 25) fields and phrases: the line key + the word and the one or two before; the line's first word, where
+   the line starts, each + the previous byte; the word + the words before it in its phrase (lmzip.cm.fields)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables: lmzip.cm.sizes), so the compiled helpers read it from
 the shapes and every earlier version decodes through the same code.
@@ -78,6 +80,8 @@ from numba import njit
 
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.clauses import clause_contexts, line_context
+from lmzip.cm.fields import AT as FIELDS_AT
+from lmzip.cm.fields import field_contexts
 from lmzip.cm.groups import AT as GROUPS_AT
 from lmzip.cm.groups import group_contexts
 from lmzip.cm.history import (
@@ -177,6 +181,8 @@ def contexts(ctx, h, buf, g0):
         letter_contexts(ctx, h)
     if ctx.shape[0] > GROUPS_AT:
         group_contexts(ctx, h)
+    if ctx.shape[0] > FIELDS_AT:
+        field_contexts(ctx, h)
 
 
 @njit(cache=True, inline="always")

@@ -73,10 +73,11 @@ import struct
 from lmzip.errors import FormatError
 
 MAGIC = b"LMCM"
-VERSION = 24  # the newest version, what levels from HEAVY on write
-VERSIONS = tuple(range(1, 25))  # what this build reads: 1 to VERSION
+VERSION = 25  # the newest version, what levels from HEAVY on write
+VERSIONS = tuple(range(1, 26))  # what this build reads: 1 to VERSION
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
+FIELDS = 25  # the first version with the field and phrase contexts (lmzip.cm.fields)
 GROUPS = 24  # the first version with the character-group contexts (lmzip.cm.groups)
 LEAN = 23  # the first version whose hashed table fits the length at 8-16 slots a byte, not 16-32 (lmzip.cm.model)
 CALIBRATED = 22  # the first version whose SSE ends in three more APM stages and a calibration (lmzip.cm.sse)

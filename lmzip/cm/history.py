@@ -20,7 +20,8 @@ key of the last line that held a ':' (its bytes before the first), LKCUR: this l
 line's ':' came, LTEXT: this line's bytes so far (lmzip.cm.clauses.line_done), WPAT: the current word's
 letters as vowels and consonants (2 bits each, the last twelve), WCASE: which of its last eight letters are capitals
 (lmzip.cm.letters); version 24's CG1: the last eight character groups (one a byte), CG2: the four before them and
-whether the last byte joined its group's run (lmzip.cm.groups).
+whether the last byte joined its group's run (lmzip.cm.groups); version 25's PH1, PH2: the last two words of the
+phrase before the current word (lmzip.cm.fields).
 """
 
 C4, C8, W0, WP, MLEN, MPTR, LINE, PLINE, RLEN, CAND, CANDN, FILL, WPP, LLEN, LPTR = range(15)
@@ -31,4 +32,5 @@ CASES, RUNS, SHAPE, SHAPEW, SPACES = range(32, 37)
 INNER, CLAUSE, CLAUSEN, CLAUSEW = range(37, 41)
 LKEY, LKCUR, LKSET, LTEXT, WPAT, WCASE = range(41, 47)
 CG1, CG2 = 47, 48
-N_STATE = 49
+PH1, PH2 = 49, 50
+N_STATE = 51

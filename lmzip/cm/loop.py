@@ -19,6 +19,8 @@ from numba import njit
 from lmzip.cm.body import bucket_ask, buckets, byte_done, contexts, inputs, learn
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.clauses import clause_done, line_done
+from lmzip.cm.fields import AT as FIELDS_AT
+from lmzip.cm.fields import phrase_done
 from lmzip.cm.groups import AT as GROUPS_AT
 from lmzip.cm.groups import group_done
 from lmzip.cm.history import C4, FILL, LLEN, LPTR, MLEN, TYPES, W0, WLEN, WP, WPP
@@ -315,6 +317,8 @@ def byte_end(tables, work, h, cb, buf, g0, cap, last, lastd, expect, gate):
         letter_done(h, cb)
     if ht.shape[0] > GROUPS_AT:
         group_done(h, cb)
+    if ht.shape[0] > FIELDS_AT:
+        phrase_done(h, cb, w_before)
     if ht.shape[0] > 30:
         word_done(h, cb, wp_before, wpp_before)
     if ind.shape[0] > WORDS_AT and h[WP] != wp_before:  # a word ended

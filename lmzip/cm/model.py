@@ -28,6 +28,7 @@ from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loo
 from lmzip.cm.body import bucket_ask, bucket_find, state_ask
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
+from lmzip.cm.fields import AT as FIELDS_AT
 from lmzip.cm.format import CALIBRATED, LEAN, MISSES, SHAPES, SIZED, version_for
 from lmzip.cm.groups import AT as GROUPS_AT
 from lmzip.cm.history import C4, N_STATE, TYPES, W0
@@ -209,6 +210,7 @@ OFF_IMAGE = 64  # version 2's
 OFF_RUN, OFF_INDIRECT = 128, 256  # version 3's (its fifth mixer stays)
 OFF_CLAUSES = 512  # versions 19-20's clauses, line key and letters (lmzip.cm.clauses, lmzip.cm.letters)
 OFF_GROUPS = 1024  # version 24's character groups (lmzip.cm.groups)
+OFF_FIELDS = 2048  # version 25's field and phrase contexts (lmzip.cm.fields)
 
 
 def _mask(off: int, t: Tables) -> np.ndarray:
@@ -239,7 +241,9 @@ def _mask(off: int, t: Tables) -> np.ndarray:
     if models > CLAUSES_AT + 2:  # version 19: the clauses; version 20: the line key and the letters
         spans += [(OFF_CLAUSES, 2 * (CLAUSES_AT + 2), 2 * min(models, GROUPS_AT + 2))]
     if models > GROUPS_AT + 2:  # version 24: the character groups
-        spans += [(OFF_GROUPS, 2 * (GROUPS_AT + 2), 2 * models)]
+        spans += [(OFF_GROUPS, 2 * (GROUPS_AT + 2), 2 * min(models, FIELDS_AT + 2))]
+    if models > FIELDS_AT + 2:  # version 25: the field and phrase contexts
+        spans += [(OFF_FIELDS, 2 * (FIELDS_AT + 2), 2 * models)]
     mask = np.ones(t.w1.shape[1], dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.clauses import N_CLAUSES
-from lmzip.cm.format import CLAUSES, GROUPS, LETTERS, ORDERS, SHAPES
+from lmzip.cm.fields import AT as FIELDS_AT
+from lmzip.cm.fields import N_FIELDS
+from lmzip.cm.format import CLAUSES, FIELDS, GROUPS, LETTERS, ORDERS, SHAPES
 from lmzip.cm.groups import AT as GROUPS_AT
 from lmzip.cm.groups import N_GROUPS
 from lmzip.cm.image import N_IMAGE, N_IMAGE5, N_IMAGE8
@@ -22,6 +24,8 @@ SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
+    if version >= FIELDS:
+        return FIELDS_AT + N_FIELDS  # the field and phrase contexts (lmzip.cm.fields)
     if version >= GROUPS:
         return GROUPS_AT + N_GROUPS  # the character groups (lmzip.cm.groups)
     if version >= LETTERS:
