@@ -66,8 +66,9 @@ in version 12 any row):
  55-57 (version 20) the key of the last line with a ':' + this line so far; the word's vowels and consonants, its
    capitals (lmzip.cm.letters)
  58-61 (version 24) character groups: the line's shape, a run of digits or letters one group (lmzip.cm.groups)
- 62-66 (version 25) fields and phrases: the line key + the word and the one or two before; the line's first word, where
-   the line starts, each + the previous byte; the word + the words before it in its phrase (lmzip.cm.fields)
+ 62-66 (version 25) fields and phrases: the line key + the word or gap + the word before; + the two before; the line's
+   first word + the previous byte; the word + the words before it in its phrase; where the line starts + the previous
+   byte (lmzip.cm.fields)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables: lmzip.cm.sizes), so the compiled helpers read it from
 the shapes and every earlier version decodes through the same code.

@@ -6,8 +6,8 @@ log repeat field by field where the same words elsewhere mean other things.
     the line key + the word or gap + the word before
     the line key + the word or gap + the two words before
     the line's first word + the previous byte
-    the word + the words before it in its phrase (words joined by single spaces or newlines; any other byte but a
-    quote starts a new phrase)
+    the word + the words before it in its phrase (words joined by spaces, newlines or quotes; any other byte starts a
+    new phrase)
     where this line starts + the previous byte (the bytes this line has used)
 """
 

@@ -213,8 +213,9 @@ OFF_GROUPS = 1024  # version 24's character groups (lmzip.cm.groups)
 OFF_FIELDS = 2048  # version 25's field and phrase contexts (lmzip.cm.fields)
 
 
-def _mask(off: int, t: Tables) -> np.ndarray:
-    """Each mixer input's factor for the ablation ``off``: 0 silences an input (the mixers then ignore it)."""
+def _mask(off: int, t: Tables, silence: tuple[int, ...] = ()) -> np.ndarray:
+    """Each mixer input's factor for the ablation ``off`` and the hashed models (rows of ``ht``) in ``silence``: 0
+    silences an input (the mixers then ignore it)."""
     models = t.ht.shape[0] + 2
     n = t.w1.shape[1] - (models if t.ht.shape[0] > 30 else 0)  # version 10's third inputs follow the bias
     spans = [(OFF_ORDERS, 0, 14), (OFF_WORDS, 14, 18), (OFF_SPARSE, 18, 22), (OFF_RECORDS, 22, 28),
@@ -248,22 +249,28 @@ def _mask(off: int, t: Tables) -> np.ndarray:
     for bit, a, b in spans:
         if off & bit:
             mask[a:b] = 0
+    for k in silence:  # hashed model k is model k + 2 (orders 0 and 1 come first)
+        if not 0 <= k < t.ht.shape[0]:
+            raise ValueError(f"hashed model {k} is not one of this version's 0-{t.ht.shape[0] - 1}")
+        mask[2 * k + 4 : 2 * k + 6] = 0
     if t.w1.shape[1] > n:  # version 10: each model's third input goes with its first two
         mask[n : n + models] = mask[0 : 2 * models : 2]
     return mask
 
 
-def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: np.ndarray | None = None) -> np.ndarray:
+def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: np.ndarray | None = None,
+        silence: tuple[int, ...] = ()) -> np.ndarray:
     """Encode src (n bytes) to a payload, or decode n bytes from the payload src (``off``: inputs
-    silenced for an ablation, OFF_* bits; 0 in every file; ``marks``, K int64s: the encoder records
-    there the payload's length after every K-th part of the input, its cost profile)."""
+    silenced for an ablation, OFF_* bits, and ``silence``: hashed models, rows of ``ht``, silenced one by one; none
+    in any file; ``marks``, K int64s: the encoder records there the payload's length after every K-th part of the
+    input, its cost profile)."""
     marks = np.zeros(0, dtype=np.int64) if marks is None else marks
     st = new_state()
     if encode:  # the loop reads the input as its history; the decoder fills its history as it goes
         buf, src = np.array(src[:n], dtype=np.uint8), np.zeros(1, dtype=np.uint8)
     else:
         buf, src = np.empty(n, dtype=np.uint8), np.array(src, dtype=np.uint8)  # writable: one compiled loop
-    masked, no_sse, mask = bool(off & ~OFF_SSE), bool(off & OFF_SSE), _mask(off, t)
+    masked, no_sse, mask = bool(off & ~OFF_SSE) or bool(silence), bool(off & OFF_SSE), _mask(off, t, silence)
     out = np.empty(n // 2 + 1024, dtype=np.uint8) if encode else buf
     if not encode:
         start_decoder(st, src)

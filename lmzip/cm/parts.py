@@ -1,8 +1,10 @@
 """The small compiled pieces the model is built from: hashing, adaptive probability slots, the
 hashed bucket tables, the logistic mixer and the APM (secondary estimation) stage.
 
-Every value is an int64 held inside an explicit range (32-bit hashes are masked after each step,
-probabilities stay 12- or 22-bit), so no operation can overflow and nothing depends on float rounding.
+Every value is an integer held inside an explicit range (32-bit hashes are masked after each step,
+probabilities stay 12- or 22-bit), so no operation can overflow and nothing depends on float rounding; the mixers'
+training step (`mix_train`) runs in 32-bit lanes, exact while every mixer input is within +-2^15 (they are within
++-2^11: stretched probabilities, match lengths, the bias) and the error within +-2^23.
 """
 
 from __future__ import annotations

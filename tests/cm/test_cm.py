@@ -450,3 +450,20 @@ def test_the_ablation_groups_silence_every_models_inputs(version):
     assert silenced[model.OFF_CLAUSES] == (7 if version >= 20 else 4 if version >= 19 else 0)
     assert silenced[model.OFF_GROUPS] == (4 if version >= 24 else 0)
     assert silenced[model.OFF_FIELDS] == (5 if version >= 25 else 0)
+
+
+def test_one_hashed_model_is_silenced_alone():
+    """benchmarks/silence.py's ``silence``: hashed model k's inputs (model k + 2: two, and its third after the bias)
+    go to zero, no other; and the file it codes differs from the one with every input."""
+    from lmzip.cm import model
+
+    t = allocate(1, fmt.VERSION)
+    models = t.ht.shape[0] + 2
+    n = t.w1.shape[1] - models
+    mask = model._mask(0, t, (60,))
+    assert sorted(np.flatnonzero(mask == 0)) == [124, 125, n + 62]
+    src = np.frombuffer(TEXT, dtype=np.uint8)
+    every = model.run(True, src, len(TEXT), allocate(7, None, len(TEXT)))
+    assert model.run(True, src, len(TEXT), allocate(7, None, len(TEXT)), silence=(60,)).tobytes() != every.tobytes()
+    with pytest.raises(ValueError, match="hashed model 65 is not one of this version's 0-64"):
+        model._mask(0, t, (65,))
