@@ -19,7 +19,7 @@ from lmzip.cm.groups import AT as GROUPS_AT
 from lmzip.cm.groups import N_GROUPS
 from lmzip.cm.history import C4, FWORD, GAP, LINE, LKEY, PH1, PH2, W0, WP, WPP
 from lmzip.cm.jitcache import UNCOUNTED
-from lmzip.cm.parts import hash2
+from lmzip.cm.parts import hash2, word_byte
 
 AT = GROUPS_AT + N_GROUPS  # the first field context's row among the hashed models, after the character groups
 N_FIELDS = 5
@@ -42,8 +42,7 @@ def phrase_done(h, c, w_before):
     """The phrase after byte ``c`` (``w_before``: the word hash before it): PH1, PH2 the last two words of the
     phrase before the current one; a space or newline after a word moves them on, a quote or another blank keeps
     them, any other byte ends the phrase."""
-    lc = c + 32 if 65 <= c <= 90 else c
-    if (97 <= lc <= 122) or c >= 128:
+    if word_byte(c):
         return
     if (c == 32 or c == 10) and w_before != 0:
         h[PH2], h[PH1] = h[PH1], w_before

@@ -263,6 +263,12 @@ def sq(d: int) -> int:
 
 
 @njit(cache=True, inline="always")
+def word_byte(c: int) -> bool:
+    """Whether byte ``c`` belongs to a word (a letter, either case, or a byte above 127): what `slide` joins."""
+    return (97 <= c <= 122) or (65 <= c <= 90) or c >= 128
+
+
+@njit(cache=True, inline="always")
 def slide(c4: int, c8: int, w0: int, wp: int, c: int) -> tuple[int, int, int, int]:
     """Byte ``c`` done: the last eight bytes (c4 the latest four, c8 the four before) and the word hashes
     (the current word, the previous one; a 3/4-byte UTF-8 character, CJK, is a word of its own)."""
@@ -271,7 +277,7 @@ def slide(c4: int, c8: int, w0: int, wp: int, c: int) -> tuple[int, int, int, in
     lc = c + 32 if 65 <= c <= 90 else c
     if c >= 0xE0:
         wp, w0 = w0, hash2(0, lc)
-    elif (97 <= lc <= 122) or c >= 128:
+    elif word_byte(c):
         w0 = hash2(w0, lc)
     elif w0 != 0:
         wp, w0 = w0, 0

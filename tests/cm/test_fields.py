@@ -12,7 +12,7 @@ from lmzip.cm.body import contexts
 from lmzip.cm.history import N_STATE, PH1, PH2, W0
 from lmzip.cm.loop import byte_end, group_bounds, scratch
 from lmzip.cm.model import allocate
-from lmzip.cm.parts import hash2
+from lmzip.cm.parts import hash2, slide
 
 
 def _word(text: bytes) -> int:
@@ -24,13 +24,11 @@ def _word(text: bytes) -> int:
 
 
 def _phrase(text: bytes) -> tuple[int, int]:
+    """PH1, PH2 after ``text``, the word hashes moved on by the loop's own `slide`."""
     h = np.zeros(N_STATE, dtype=np.int64)
-    w = 0
     for c in text:
-        before = w
-        lc = c + 32 if 65 <= c <= 90 else c
-        w = hash2(w, lc) if 97 <= lc <= 122 else 0
-        h[W0] = w
+        before = h[W0]
+        _, _, h[W0], _ = slide(0, 0, before, 0, c)
         fields.phrase_done(h, c, before)
     return int(h[PH1]), int(h[PH2])
 
