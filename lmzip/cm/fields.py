@@ -17,9 +17,10 @@ from numba import njit
 
 from lmzip.cm.groups import AT as GROUPS_AT
 from lmzip.cm.groups import N_GROUPS
-from lmzip.cm.history import C4, FWORD, GAP, LINE, LKEY, PH1, PH2, W0, WP, WPP
+from lmzip.cm.history import C4, FWORD, LINE, LKEY, PH1, PH2, W0, WP, WPP
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.parts import hash2, word_byte
+from lmzip.cm.text import word_or_gap
 
 AT = GROUPS_AT + N_GROUPS  # the first field context's row among the hashed models, after the character groups
 N_FIELDS = 5
@@ -29,7 +30,7 @@ N_FIELDS = 5
 def field_contexts(ctx, h):
     """ctx[AT:AT + 5] of the byte after history ``h`` (the module's five)."""
     c1 = h[C4] & 0xFF
-    wg = h[W0] if h[W0] != 0 else h[GAP] + 1
+    wg = word_or_gap(h)
     ctx[AT] = hash2(hash2(h[LKEY], wg), h[WP] + 112)
     ctx[AT + 1] = hash2(hash2(h[LKEY], wg), hash2(h[WP], h[WPP]) + 114)
     ctx[AT + 2] = hash2(hash2(h[FWORD], c1), 109)

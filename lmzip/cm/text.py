@@ -100,13 +100,19 @@ def column_contexts(ctx, h, buf, g0, col, c1):
 
 
 @njit(cache=True, inline="always")
+def word_or_gap(h):
+    """The current word's hash, or between words the gap's + 1 (never a word's 0): what the word contexts stand on."""
+    return h[W0] if h[W0] != 0 else h[GAP] + 1
+
+
+@njit(cache=True, inline="always")
 def word_contexts(ctx, h):
     """Version 10's word models (ctx[30:38]): the word or gap + the three words before it; + the second and third
     words back; the line's first word + the word or gap; + the previous word's stem (its first five letters); + the
     stems of the two words before; + the word before, the gap before it and the word before that; + the previous
     word's stem and the second word back; + the 1 KiB block it is in."""
-    w0, wp, wpp, wp3 = h[W0], h[WP], h[WPP], h[WP3]
-    wg = w0 if w0 != 0 else h[GAP] + 1
+    wp, wpp, wp3 = h[WP], h[WPP], h[WP3]
+    wg = word_or_gap(h)
     ctx[30] = hash2(hash2(wg, wp), hash2(wpp, wp3) + 33)
     ctx[31] = hash2(hash2(wg, wpp), wp3 + 34)
     ctx[32] = hash2(hash2(wg, h[FWORD]), 35)
