@@ -18,13 +18,16 @@ def main() -> None:
     ap.add_argument("file")
     ap.add_argument("--level", type=int, default=9, help="counting level (from 7 on the newest cm version)")
     ap.add_argument("--rows", default="", help="hashed models to silence one at a time (rows of the table: "
-                    "lmzip.cm.body's list, less 2), comma-separated")
+                    "lmzip.cm.body's list, less 2), comma-separated, or 'all'")
+    ap.add_argument("--head", type=int, default=0, help="code only the file's first HEAD bytes (0: all of it)")
     args = ap.parse_args()
     from lmzip.cm import model
 
     data = Path(args.file).read_bytes()
+    data = data[:args.head] if args.head else data
     src = np.frombuffer(data, dtype=np.uint8)
-    rows = [int(r) for r in args.rows.split(",") if r]
+    every = range(model.allocate(args.level, None, 1).ht.shape[0])
+    rows = list(every) if args.rows == "all" else [int(r) for r in args.rows.split(",") if r]
     base = 0
     print(f"{Path(args.file).name}, {len(data):,} bytes, cm level {args.level}")
     for k in [None, *rows]:

@@ -69,6 +69,8 @@ in version 12 any row):
  62-66 (version 25) fields and phrases: the line key + the word or gap + the word before; + the two before; the line's
    first word + the previous byte; the word + the words before it in its phrase; where the line starts + the previous
    byte (lmzip.cm.fields)
+ (version 26) version 25's models less nine (rows 18, 23, 24, 34-36, 43, 55, 61: lmzip.cm.sizes.DROPPED): their
+   contexts are computed as before, `pick` leaves them out of the rows a version 26 table looks up (``KEEP``)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables: lmzip.cm.sizes), so the compiled helpers read it from
 the shapes and every earlier version decodes through the same code.
@@ -120,11 +122,21 @@ from lmzip.cm.parts import (
     slot_update,
     slot_update_run,
 )
-from lmzip.cm.sizes import BY_BYTE, SM_WIDE
+from lmzip.cm.sizes import BY_BYTE, KEEP, SM_WIDE
 from lmzip.cm.sparse import sparse_contexts
 from lmzip.cm.text import column_contexts, line_contexts, number_context, text_contexts, word_contexts
 
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/64.5: adapts to drift, still averages
+KEPT = np.array(KEEP, dtype=np.int64)  # version 26's rows among the contexts `contexts` computes
+
+
+@njit(cache=True, inline="always")
+def pick(full, ctx):
+    """Version 26: the contexts of its rows (KEEP) from all that `contexts` computed into ``full``; before it
+    ``full`` is ``ctx``."""
+    if full.shape[0] != ctx.shape[0]:
+        for k in range(ctx.shape[0]):
+            ctx[k] = full[KEPT[k]]
 @njit(cache=True, inline="always")
 def sure_input(x, at, m, v):
     """Version 10 (``at`` >= 0): model ``m``'s state-map input again at x[at + m] where its slot ``v`` has seen one

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from lmzip.cm.body import bucket_ask, buckets, byte_done, contexts, inputs, learn
+from lmzip.cm.body import bucket_ask, buckets, byte_done, contexts, inputs, learn, pick
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.clauses import clause_done, line_done
 from lmzip.cm.fields import AT as FIELDS_AT
@@ -83,15 +83,17 @@ def group_bounds(n_count: int, models: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def scratch(w1, wf, ht, it, rsm, ltab, groups, start):
+def scratch(w1, wf, ht, it, rsm, ltab, groups, start, span):
     """A loop's work arrays, sized by the version's tables (the mixed loop's w1 and wf hold the language model's
     input and mixer too; ``groups``: `group_bounds`; ``start``: w1's start weight where its rows start as zeros, 0
-    where they are filled: `fresh_rows`)."""
+    where they are filled: `fresh_rows`; ``span``: the contexts the version computes, lmzip.cm.sizes.n_contexts)."""
+    ctx = np.zeros(ht.shape[0], dtype=np.int64)
+    full = np.zeros(span, dtype=np.int64) if span != ht.shape[0] else ctx
     return (np.zeros(w1.shape[1], dtype=np.int32),    # x: the mixers' inputs (each within +-2^11)
             np.zeros(wf.shape[1], dtype=np.int64),    # xf: the first layer's outputs, then the bias
             np.zeros(wf.shape[1] - 1, dtype=np.int64),  # sel: each first-layer mixer's weight set for this bit
             np.zeros(8, dtype=np.int64),              # aj: each APM stage's entry to update (version 22: 8)
-            np.zeros(ht.shape[0], dtype=np.int64),    # ctx: per hashed model, its context hash for this byte
+            ctx,                                      # ctx: per hashed model, its context hash for this byte
             np.zeros(ht.shape[0], dtype=np.int64),    # base: per hashed model, the current nibble's bucket
             np.full(max(1, it.shape[0]), -1, dtype=np.int64),  # ictx: the image model's contexts (-1: off)
             np.zeros(rsm.shape[0], dtype=np.int64),   # rpos: per run context, its first nibble's bucket
@@ -101,7 +103,8 @@ def scratch(w1, wf, ht, it, rsm, ltab, groups, start):
             groups,
             np.zeros(10, dtype=np.int64),  # fin: the final mixer's outputs and their weight sets (`mix`), the misses
             # register and the last refined p (version 16, `misses`)
-            np.full(1, start, dtype=np.int64))
+            np.full(1, start, dtype=np.int64),
+            full)  # every context computed (version 26: more than its rows, `pick`; before it ``ctx`` itself)
 
 
 @njit(cache=True, inline="always")
@@ -119,7 +122,7 @@ def long_byte(h, hist, buf, cap):
 def byte_start(tables, work, h, hist, buf, g0, cap):
     """The contexts of the byte after history ``h`` and the weight sets the last bytes choose; returns what the
     matches expect: (the match's byte, the long match's byte, the match length's two buckets)."""
-    byte_sets(tables[0], work[2], h[C4])
+    byte_sets(work[14].shape[0], work[2], h[C4])
     return byte_contexts(tables, work, h, hist, buf, g0, cap)
 
 
@@ -133,11 +136,12 @@ def byte_ask(tables, work, h, hist, buf, cap, nb_mask, ways):
 
 
 @njit(cache=True, inline="always")
-def byte_sets(ht, sel, c4):
-    """The first-layer weight sets the last bytes ``c4`` choose for the byte to come (`byte_start`'s first half)."""
+def byte_sets(span, sel, c4):
+    """The first-layer weight sets the last bytes ``c4`` choose for the byte to come (`byte_start`'s first half;
+    ``span``: the contexts the version computes)."""
     sel[2], sel[3] = SET_C1 + (c4 & 0xFF), SET_C2 + ((c4 >> 8) & 0xFF)
     if sel.shape[0] > 4:
-        sel[4] = SET_C21 + (order3_set(c4) if ht.shape[0] > ORDERS_AT else c4 & 0xFFFF)
+        sel[4] = SET_C21 + (order3_set(c4) if span > ORDERS_AT else c4 & 0xFFFF)
 
 
 @njit(cache=True, inline="always")
@@ -145,7 +149,7 @@ def byte_contexts(tables, work, h, hist, buf, g0, cap):
     """`byte_start`'s second half: the contexts and what the matches expect; it leaves the weight sets the bits
     of the byte before still train (a loop may call it before they do)."""
     ht, t01, sm, w1, wf, apm1, apm2, apm3, mtab, msm, it, rsm, ind, em, ltab, lsm = tables
-    ctx = work[4]
+    ctx = work[14]
     c4 = h[C4]
     contexts(ctx, h, buf, g0)
     if ind.shape[0]:
@@ -158,6 +162,7 @@ def byte_contexts(tables, work, h, hist, buf, g0, cap):
     ebyte = match_byte(h, hist, buf, cap)
     lbyte = long_byte(h, hist, buf, cap) if ltab.shape[0] else np.int64(0)
     mq, mlb = match_quant(h[MLEN])
+    pick(ctx, work[4])
     return ebyte, lbyte, mq, mlb
 
 
@@ -308,18 +313,19 @@ def byte_end(tables, work, h, cb, buf, g0, cap, last, lastd, expect, gate):
     if it.shape[0] > N_IMAGE5 and last[cb] > 0:
         row_done(h, h[FILL] + 1 - last[cb], lastd[cb])
     byte_done(h, cb, buf, g0, cap, last, lastd, mtab, ebyte, em.shape[0] > 0)
-    if ht.shape[0] > 18:
+    span = work[14].shape[0]  # the contexts the version computes: its models' histories move on
+    if span > 18:
         text_done(h, cb, w_before, buf, g0)
-    if ht.shape[0] > CLAUSES_AT:
+    if span > CLAUSES_AT:
         clause_done(h, cb)
-    if ht.shape[0] > LETTERS_AT:
+    if span > LETTERS_AT:
         line_done(h, cb)
         letter_done(h, cb)
-    if ht.shape[0] > GROUPS_AT:
+    if span > GROUPS_AT:
         group_done(h, cb)
-    if ht.shape[0] > FIELDS_AT:
+    if span > FIELDS_AT:
         phrase_done(h, cb, w_before)
-    if ht.shape[0] > 30:
+    if span > 30:
         word_done(h, cb, wp_before, wpp_before)
     if ind.shape[0] > WORDS_AT and h[WP] != wp_before:  # a word ended
         word_indirect_done(ind, h[WP], wp_before, wpp_before)

@@ -116,7 +116,7 @@ def allocate(level: int, segments: int, cap: int, vocab_size: int, version: int 
         k = n_mix(version) + 1
         cm = replace(t, w1=w1, wf=np.full((t.wf.shape[0], k + 1), 65536 // k, dtype=np.int32), start=0)
         work = scratch(cm.w1, cm.wf, cm.ht, cm.it, cm.rsm, cm.ltab, group_bounds(n_mix(version), cm.ht.shape[0] + 2),
-                       0)
+                       0, cm.span)
     return State(
         cm=cm, version=version, apm4=apm_init(32 * 256), apm5=apm_init(256 * 32),
         seg=np.zeros((segments, N_STATE), dtype=np.int64),

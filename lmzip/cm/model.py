@@ -65,7 +65,7 @@ from lmzip.cm.mixers import (
 from lmzip.cm.orders import AT as ORDERS_AT
 from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
 from lmzip.cm.run import RUN_STATES, n_ind, run_start
-from lmzip.cm.sizes import n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, n_ways, sm_shape
+from lmzip.cm.sizes import FULL, KEEP, n_contexts, n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, n_ways, sm_shape
 from lmzip.cm.sse import ENTRIES, FIRST, STAGES, counts_init, has_tail, tail_ask, tail_learn, tail_p
 from lmzip.cm.text import LONG_STATES
 
@@ -96,6 +96,7 @@ class Tables:
     lsm: np.ndarray  # its state map (version 5; empty before)
     ways: int = 2  # the candidate buckets of a lookup (version 9: 4, `n_ways`)
     start: int = 0  # w1's start weight where its rows start as zeros and take it when first chosen (0: filled)
+    span: int = 0  # the contexts the per-byte machinery computes (lmzip.cm.sizes.n_contexts; version 26: > ht's rows)
 
     @property
     def arrays(self) -> tuple:
@@ -201,6 +202,7 @@ def allocate(level: int, version: int | None = None, length: int | None = None) 
         lsm=np.full(LONG_STATES if n_long(version) else 0, half, dtype=np.uint32),
         ways=n_ways(version),
         start=first_weight(version) if lazy else 0,
+        span=n_contexts(version),
     )
 
 
@@ -216,8 +218,26 @@ OFF_FIELDS = 2048  # version 25's field and phrase contexts (lmzip.cm.fields)
 def _mask(off: int, t: Tables, silence: tuple[int, ...] = ()) -> np.ndarray:
     """Each mixer input's factor for the ablation ``off`` and the hashed models (rows of ``ht``) in ``silence``: 0
     silences an input (the mixers then ignore it)."""
-    models = t.ht.shape[0] + 2
-    n = t.w1.shape[1] - (models if t.ht.shape[0] > 30 else 0)  # version 10's third inputs follow the bias
+    for k in silence:
+        if not 0 <= k < t.ht.shape[0]:
+            raise ValueError(f"hashed model {k} is not one of this version's 0-{t.ht.shape[0] - 1}")
+    rows = t.ht.shape[0]
+    if t.span == rows:
+        return _mask_rows(off, t, rows, silence)
+    # version 26: the mask of version 25's inputs, then the inputs of the models it keeps (KEEP)
+    models = [0, 1] + [k + 2 for k in KEEP]
+    wide = _mask_rows(off, t, FULL, tuple(KEEP[k] for k in silence))
+    n = t.w1.shape[1] + 3 * (FULL - rows) - (FULL + 2)  # version 25's inputs less its third ones
+    rest = list(range(2 * (FULL + 2), n))  # the image, run, long match, expected-byte and match inputs, the bias
+    at = [i for m in models for i in (2 * m, 2 * m + 1)] + rest + [n + m for m in models]
+    return wide[np.array(at)]
+
+
+def _mask_rows(off: int, t: Tables, rows: int, silence: tuple[int, ...]) -> np.ndarray:
+    """`_mask` for a version with ``rows`` hashed models, every one of them looked up (before version 26 all)."""
+    models = rows + 2
+    width = t.w1.shape[1] + 3 * (rows - t.ht.shape[0])  # version 26: as wide as version 25's rows ask
+    n = width - (models if rows > 30 else 0)  # version 10's third inputs follow the bias
     spans = [(OFF_ORDERS, 0, 14), (OFF_WORDS, 14, 18), (OFF_SPARSE, 18, 22), (OFF_RECORDS, 22, 28),
              (OFF_MATCH, n - 3, n - 1)]
     if models > 14:  # version 2: the third word, the image model
@@ -245,15 +265,13 @@ def _mask(off: int, t: Tables, silence: tuple[int, ...] = ()) -> np.ndarray:
         spans += [(OFF_GROUPS, 2 * (GROUPS_AT + 2), 2 * min(models, FIELDS_AT + 2))]
     if models > FIELDS_AT + 2:  # version 25: the field and phrase contexts
         spans += [(OFF_FIELDS, 2 * (FIELDS_AT + 2), 2 * models)]
-    mask = np.ones(t.w1.shape[1], dtype=np.int64)
+    mask = np.ones(width, dtype=np.int64)
     for bit, a, b in spans:
         if off & bit:
             mask[a:b] = 0
     for k in silence:  # hashed model k is model k + 2 (orders 0 and 1 come first)
-        if not 0 <= k < t.ht.shape[0]:
-            raise ValueError(f"hashed model {k} is not one of this version's 0-{t.ht.shape[0] - 1}")
         mask[2 * k + 4 : 2 * k + 6] = 0
-    if t.w1.shape[1] > n:  # version 10: each model's third input goes with its first two
+    if width > n:  # version 10: each model's third input goes with its first two
         mask[n : n + models] = mask[0 : 2 * models : 2]
     return mask
 
@@ -274,7 +292,8 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
     out = np.empty(n // 2 + 1024, dtype=np.uint8) if encode else buf
     if not encode:
         start_decoder(st, src)
-    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2), t.start)
+    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2), t.start,
+                   t.span)
     # the stream's history (lmzip.cm.body; its bytes in buf), where each byte value was last seen (+1) and the
     # distance between its last two sightings (the record model's), the image model's gate (lmzip.cm.image)
     hist = (np.zeros((1, N_STATE), dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64),
@@ -335,7 +354,7 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
         c4 = h[C4]
         c1 = c4 & 0xFF
         lr1 = first_rate(i, six, slow)
-        byte_sets(ht, work[2], c4)
+        byte_sets(work[14].shape[0], work[2], c4)
         c0 = 1
         for j in range(8):
             if j == 0 or j == 4:  # the nibble's blocks were asked for at the bit before (`bucket_ask`)

@@ -7,7 +7,7 @@ from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.clauses import N_CLAUSES
 from lmzip.cm.fields import AT as FIELDS_AT
 from lmzip.cm.fields import N_FIELDS
-from lmzip.cm.format import CLAUSES, FIELDS, GROUPS, LETTERS, ORDERS, SHAPES
+from lmzip.cm.format import CLAUSES, FEWER, FIELDS, GROUPS, LETTERS, ORDERS, SHAPES
 from lmzip.cm.groups import AT as GROUPS_AT
 from lmzip.cm.groups import N_GROUPS
 from lmzip.cm.image import N_IMAGE, N_IMAGE5, N_IMAGE8
@@ -20,12 +20,22 @@ from lmzip.cm.run import N_RUN
 SM_COLUMNS = 8 << 10   # a state map's entries before version 4: 10-bit states x the bit position
 BY_BYTE = 7            # version 4: models 0..BY_BYTE-1 (the orders) read their state maps by partial byte
 SM_WIDE = 256 << 11    # version 4's rows: 11-bit states x the partial byte; the other models share one more row
+FULL = FIELDS_AT + N_FIELDS  # version 25's hashed models: every context lmzip.cm.body computes
+# Version 26 (FEWER) looks up the contexts of version 25's rows but these (benchmarks/silence.py at level 9 on the
+# kinds set: none adds more than 0.02% to any of its ten files, most make them smaller; each costs ~1/65 of the time):
+# the word + the gap before it; the last eight bytes' types + the byte; the word's length + the last four's types; the
+# stems of the two words before, the word before + the gaps, the previous stem + the second word back; bytes 2 and 4
+# back; the word's capitals; the line key + the word + the two before. Its rows are the others, in order.
+DROPPED = (18, 23, 24, 34, 35, 36, 43, 55, 61)
+KEEP = tuple(k for k in range(FULL) if k not in DROPPED)
 
 
 def n_hashed(version: int) -> int:
     """Rows of ``ht``: the hashed models of a cm version."""
+    if version >= FEWER:
+        return len(KEEP)  # version 25's but DROPPED
     if version >= FIELDS:
-        return FIELDS_AT + N_FIELDS  # the field and phrase contexts (lmzip.cm.fields)
+        return FULL  # the field and phrase contexts (lmzip.cm.fields)
     if version >= GROUPS:
         return GROUPS_AT + N_GROUPS  # the character groups (lmzip.cm.groups)
     if version >= LETTERS:
@@ -37,6 +47,12 @@ def n_hashed(version: int) -> int:
     if version >= SHAPES:
         return 47  # the number model (lmzip.cm.text.number_context)
     return {1: 12, 2: 13, 3: 15, 4: 18, 5: 26, 6: 26, 10: 40, 11: 42}.get(version, 30 if version < 10 else 46)
+
+
+def n_contexts(version: int) -> int:
+    """The contexts the per-byte machinery computes (lmzip.cm.body.contexts): a version's hashed models, version 26
+    version 25's (it looks up KEEP's alone)."""
+    return FULL if version >= FEWER else n_hashed(version)
 
 
 def n_ways(version: int) -> int:

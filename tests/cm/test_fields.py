@@ -44,7 +44,8 @@ def test_a_phrase_keeps_its_last_two_words_until_a_mark_ends_it():
 def _fed(text: bytes) -> np.ndarray:
     """The hashed models' contexts after ``text``, through the loop's own per-byte machinery (version 25)."""
     t = allocate(1, 25)
-    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2), t.start)
+    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2), t.start,
+                   t.span)
     h = np.zeros(N_STATE, dtype=np.int64)
     buf = np.zeros(len(text) + 1, dtype=np.uint8)
     last, lastd, gate = np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(4, dtype=np.int64)
