@@ -69,8 +69,9 @@ in version 12 any row):
  62-66 (version 25) fields and phrases: the line key + the word or gap + the word before; + the two before; the line's
    first word + the previous byte; the word + the words before it in its phrase; where the line starts + the previous
    byte (lmzip.cm.fields)
- (version 26) version 25's models less nine (rows 18, 23, 24, 34-36, 43, 55, 61: lmzip.cm.sizes.DROPPED): their
-   contexts are computed as before, `pick` leaves them out of the rows a version 26 table looks up (``KEEP``)
+ (version 26) version 25's models less nine: models 20, 25, 26, 36-38, 45, 57, 63 (version 25's rows 18, 23, 24,
+   34-36, 43, 55, 61: lmzip.cm.sizes.DROPPED); their contexts are computed as before, `pick` leaves them out of the
+   rows a version 26 table looks up (``KEEP``; its model k + 2 is row k)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables: lmzip.cm.sizes), so the compiled helpers read it from
 the shapes and every earlier version decodes through the same code.

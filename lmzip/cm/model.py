@@ -96,7 +96,13 @@ class Tables:
     lsm: np.ndarray  # its state map (version 5; empty before)
     ways: int = 2  # the candidate buckets of a lookup (version 9: 4, `n_ways`)
     start: int = 0  # w1's start weight where its rows start as zeros and take it when first chosen (0: filled)
-    span: int = 0  # the contexts the per-byte machinery computes (lmzip.cm.sizes.n_contexts; version 26: > ht's rows)
+    span: int = 0  # the contexts the per-byte machinery computes (lmzip.cm.sizes.n_contexts; version 26: > ht's rows;
+    # 0: as many as ht has rows)
+
+    def __post_init__(self) -> None:
+        """A table made without ``span`` (lmzip.cm.mix1's) computes a context per row of ``ht``."""
+        if self.span == 0:
+            object.__setattr__(self, "span", self.ht.shape[0])
 
     @property
     def arrays(self) -> tuple:
