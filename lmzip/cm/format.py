@@ -60,8 +60,8 @@ fewer bytes over the sample at level 8, 0.67% on world192's first 512 KiB; versi
 and phrases (the line key + the word and the one or two before it, the line's first word, the phrase: lmzip.cm.fields):
 0.07% fewer over the sample, 0.39% on world192's first 512 KiB; version 26 (FEWER) runs version 25's models less
 nine that add next to nothing to the kinds set's files (lmzip.cm.sizes.DROPPED: silenced one at a time, none adds more
-than 0.02% to any of the kinds set's ten 100 KB files, most make them smaller; all nine together nothing to six 1 MB
-files of the training corpora) for ~16-20% more speed and 13% less memory; it is what levels 7-9 write
+than 0.02% to any of the kinds set's ten 100 KB files, most make them smaller; all nine together nothing to six
+0.8-1 MB files of the training corpora) for ~16-20% more speed and 13% less memory; it is what levels 7-9 write
 (`version_for`), levels 1-6 writing version 2.
 Earlier versions decode as they were written, through the same loop with their own tables.
 
