@@ -128,7 +128,7 @@ from lmzip.cm.sparse import sparse_contexts
 from lmzip.cm.text import column_contexts, line_contexts, number_context, text_contexts, word_contexts
 
 SLOT_LIMIT = 63        # a slot's rate stops falling at 1/64.5: adapts to drift, still averages
-KEPT = np.array(KEEP, dtype=np.int64)  # version 26's rows among the contexts `contexts` computes
+KEEP_ROWS = np.array(KEEP, dtype=np.int64)  # lmzip.cm.sizes.KEEP as the compiled code reads it
 
 
 @njit(cache=True, inline="always")
@@ -137,7 +137,9 @@ def pick(full, ctx):
     ``full`` is ``ctx``."""
     if full.shape[0] != ctx.shape[0]:
         for k in range(ctx.shape[0]):
-            ctx[k] = full[KEPT[k]]
+            ctx[k] = full[KEEP_ROWS[k]]
+
+
 @njit(cache=True, inline="always")
 def sure_input(x, at, m, v):
     """Version 10 (``at`` >= 0): model ``m``'s state-map input again at x[at + m] where its slot ``v`` has seen one

@@ -108,6 +108,12 @@ def scratch(w1, wf, ht, it, rsm, ltab, groups, start, span):
 
 
 @njit(cache=True, inline="always")
+def span_of(work):
+    """How many contexts the version computes (`scratch`'s ``span``: its last array's length)."""
+    return work[14].shape[0]
+
+
+@njit(cache=True, inline="always")
 def long_byte(h, hist, buf, cap):
     """The byte the long match of history ``h`` expects, or 0; dropped, as `match_byte` drops the match, where its
     segment has not coded that byte yet (one stream: never)."""
@@ -122,7 +128,7 @@ def long_byte(h, hist, buf, cap):
 def byte_start(tables, work, h, hist, buf, g0, cap):
     """The contexts of the byte after history ``h`` and the weight sets the last bytes choose; returns what the
     matches expect: (the match's byte, the long match's byte, the match length's two buckets)."""
-    byte_sets(work[14].shape[0], work[2], h[C4])
+    byte_sets(span_of(work), work[2], h[C4])
     return byte_contexts(tables, work, h, hist, buf, g0, cap)
 
 
@@ -313,7 +319,7 @@ def byte_end(tables, work, h, cb, buf, g0, cap, last, lastd, expect, gate):
     if it.shape[0] > N_IMAGE5 and last[cb] > 0:
         row_done(h, h[FILL] + 1 - last[cb], lastd[cb])
     byte_done(h, cb, buf, g0, cap, last, lastd, mtab, ebyte, em.shape[0] > 0)
-    span = work[14].shape[0]  # the contexts the version computes: its models' histories move on
+    span = span_of(work)  # the contexts the version computes: their histories move on
     if span > 18:
         text_done(h, cb, w_before, buf, g0)
     if span > CLAUSES_AT:

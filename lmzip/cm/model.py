@@ -48,6 +48,7 @@ from lmzip.cm.loop import (
     group_bounds,
     mixed_learn,
     scratch,
+    span_of,
 )
 from lmzip.cm.match import EBYTE_BITS
 from lmzip.cm.mixers import (
@@ -360,7 +361,7 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
         c4 = h[C4]
         c1 = c4 & 0xFF
         lr1 = first_rate(i, six, slow)
-        byte_sets(work[14].shape[0], work[2], c4)
+        byte_sets(span_of(work), work[2], c4)
         c0 = 1
         for j in range(8):
             if j == 0 or j == 4:  # the nibble's blocks were asked for at the bit before (`bucket_ask`)
