@@ -8,11 +8,9 @@ import numpy as np
 
 from lmzip import cm
 from lmzip.cm import fields
-from lmzip.cm.body import contexts
 from lmzip.cm.history import N_STATE, PH1, PH2, W0
-from lmzip.cm.loop import byte_end, group_bounds, scratch
-from lmzip.cm.model import allocate
 from lmzip.cm.parts import hash2, slide
+from tests.cm.feed import looked_up
 
 
 def _word(text: bytes) -> int:
@@ -42,19 +40,8 @@ def test_a_phrase_keeps_its_last_two_words_until_a_mark_ends_it():
 
 
 def _fed(text: bytes) -> np.ndarray:
-    """The hashed models' contexts after ``text``, through the loop's own per-byte machinery (version 25)."""
-    t = allocate(1, 25)
-    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2), t.start,
-                   t.span)
-    h = np.zeros(N_STATE, dtype=np.int64)
-    buf = np.zeros(len(text) + 1, dtype=np.uint8)
-    last, lastd, gate = np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(4, dtype=np.int64)
-    expect = (np.int64(0), np.int64(0), np.int64(0), np.int64(0))
-    for c in text:
-        byte_end(t.arrays, work, h, c, buf, 0, len(text) + 1, last, lastd, expect, gate)
-    ctx = np.zeros(t.ht.shape[0], dtype=np.int64)
-    contexts(ctx, h, buf, 0)
-    return ctx[fields.AT : fields.AT + fields.N_FIELDS]
+    """The field contexts after ``text``, through the loop's own per-byte machinery (version 25)."""
+    return looked_up(text, 25)[-1][fields.AT : fields.AT + fields.N_FIELDS]
 
 
 def test_a_field_and_its_words_are_one_context_wherever_the_record_stands():

@@ -6,34 +6,15 @@ import numpy as np
 
 from lmzip import cm
 from lmzip.cm import model
-from lmzip.cm.history import N_STATE
-from lmzip.cm.loop import byte_contexts, byte_end, group_bounds, scratch
 from lmzip.cm.sizes import DROPPED, FULL, KEEP, n_contexts, n_hashed, n_inputs
+from tests.cm.feed import looked_up
 from tests.conftest import TEXT
-
-
-def _looked_up(text: bytes, version: int) -> list[np.ndarray]:
-    """The contexts a version looks up at each byte of ``text``, through the loop's own per-byte machinery (the
-    indirect, token and word-indirect contexts too: `byte_contexts`)."""
-    t = model.allocate(1, version)
-    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2), t.start,
-                   t.span)
-    hist = np.zeros((1, N_STATE), dtype=np.int64)
-    h, cap = hist[0], len(text) + 1
-    buf = np.zeros(cap, dtype=np.uint8)
-    last, lastd, gate = np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(4, dtype=np.int64)
-    seen = []
-    for c in text:
-        expect = byte_contexts(t.arrays, work, h, hist, buf, 0, cap)
-        seen.append(work[4].copy())
-        byte_end(t.arrays, work, h, c, buf, 0, cap, last, lastd, expect, gate)
-    return seen
 
 
 def test_version_26_looks_up_version_25s_contexts_but_the_dropped():
     """Its rows are version 25's in order, less DROPPED: the same contexts, computed by the same histories."""
     text = b"Name:\n  Algeria\nRailroads: 4,060 km total (2,616 km standard gauge)\n" + TEXT[:300] * 2
-    v25, v26 = _looked_up(text, 25), _looked_up(text, 26)
+    v25, v26 = looked_up(text, 25), looked_up(text, 26)
     assert len(v26[0]) == n_hashed(26) == FULL - len(DROPPED) and len(v25[0]) == FULL == n_contexts(26)
     assert all((b == a[list(KEEP)]).all() for a, b in zip(v25, v26, strict=True)) and not set(DROPPED) & set(KEEP)
     for row in (13, 38, 40):  # the indirect, token-indirect and word-indirect contexts, written after `contexts`
