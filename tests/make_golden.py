@@ -38,7 +38,7 @@ CASES = {
     "-scratch": (lambda: TEXT[:600], replace(Settings.make(adapt=True, mix=True, seed=7, segment=200),
                                              mix_level=WRITTEN_MIX_LEVEL, mix_version=9)),
 }
-MIXED_VERSIONS = (11,)  # the cm versions mixed in since the golden files of format 12 (``mixed_path``: "-mix"'s input)
+MIXED_VERSIONS = (11, 26)  # the cm versions mixed in since format 12's golden files (``mixed_path``: "-mix"'s input)
 SCRATCH_PRESET = {"gpt": "gpt-nano", "lstm": "lstm-nano"}
 BLOCKS = "-blocks"  # format 9 with several blocks: the input of "" in frames of 256 bytes
 BLOCKS_SETTINGS = Settings(segment=128, block_size=256)

@@ -245,12 +245,15 @@ def mixer_span(k, groups, width):
 
 @njit(cache=True, inline="always")
 def fresh_rows(w1, sel, wn, start):
-    """Each chosen row of ``w1`` no bit has used yet (``wn``: each set's uses) given its start weight, where the
-    rows start as zeros (``start`` > 0: memory a short input never chooses is never touched; the same bytes)."""
-    if start > 0:
+    """Each chosen row of ``w1`` no bit has used yet (``wn``: each set's uses) given its start weights, where the
+    rows start as zeros (start[0] > 0: memory a short input never chooses is never touched; the same bytes); the
+    mixed loop's start[1]: the language model's input's, its last column (lmzip.cm.mix)."""
+    if start[0] > 0:
         for k in range(sel.shape[0]):
             if wn[sel[k]] == 0:
-                w1[sel[k], :] = start
+                w1[sel[k], :] = start[0]
+                if start.shape[0] > 1:
+                    w1[sel[k], w1.shape[1] - 1] = start[1]
 
 
 @njit(cache=True, inline="always")
@@ -268,7 +271,7 @@ def bit_mix(tables, work, h, at, seen, gate, n_mix):
     sel[1] = SET_ST + s2
     if n_mix >= 6:
         s2 = image_sets(sel, SET_TYPES, iset, s2, gate)
-    fresh_rows(w1, sel, work[10], work[13][0])
+    fresh_rows(w1, sel, work[10], work[13])
     wide = miss_sets(wf)  # version 16: the first final set by the misses too, not where the image model chooses it
     final_sets(work[12], s2, c0, c4, misses(work[12]) if wide and iset <= 0 else 0, wide)
     return mix(w1, wf, x, xf, sel, work[11], work[12])

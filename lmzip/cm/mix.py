@@ -37,7 +37,7 @@ from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loo
 # isort: split
 from lmzip.cm import mix1, warm
 from lmzip.cm.coder import new_state, start_decoder
-from lmzip.cm.history import C4, FILL, N_STATE
+from lmzip.cm.history import C4, FILL, N_STATE, TYPES, W0
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.loop import (
     bit_inputs,
@@ -58,11 +58,13 @@ from lmzip.cm.model import allocate as allocate_tables
 from lmzip.cm.model import table_bytes as counting_bytes
 from lmzip.cm.parts import apm_init, apm_p, apm_p_pair, apm_update, apm_update_pair, clamp_p, sq
 from lmzip.cm.sizes import n_inputs
+from lmzip.cm.sse import has_tail, tail_learn, tail_p
 from lmzip.cm.tables import stretch
 from lmzip.cm.walk import Vocab, code_bit, cumulate, ends, first_at_least, grow
 
-CM_VERSION = 11  # the counting models' version format 12's mixed loop writes (version 9's before; format 11's: 1)
-VERSIONS = (1, 9, 11)  # the versions a mixed frame can hold
+CM_VERSION = 26  # the counting models' version format 12's mixed loop writes (versions 9 and 11 before; format 11's: 1)
+VERSIONS = (1, 9, 11, 26)  # the versions a mixed frame can hold
+LAZY = 26  # from this version the mixed loop's first-layer rows start as zeros, filled as first chosen
 W_LM = 1 << 15  # the model's start weight in every first-layer mixer (1/2)
 W_CM = 1 << 11  # each counting input's (1/32; counting alone starts at 1/16: with version 9's 82 inputs, 1/16 left
 # enwik4 1,930 bytes mixed where 1/32 writes 1,895, paper5 3,447 against 3,434, alice29 27,501 against 27,471)
@@ -111,12 +113,17 @@ def allocate(level: int, segments: int, cap: int, vocab_size: int, version: int 
     else:
         t = allocate_tables(level, version)
         start = W_CM_11 if version >= 11 else W_CM
-        w1 = np.full((n_sets(version) + 32 * 8, n_inputs(version) + 1), start, dtype=np.int32)
-        w1[:, n_inputs(version)] = W_LM  # the model's input follows counting's (its bias last)
+        lazy = version >= LAZY  # rows set as a bit first chooses them (lmzip.cm.loop.fresh_rows): ~2^19 of them
+        shape = (n_sets(version) + 32 * 8, n_inputs(version) + 1)
+        w1 = np.zeros(shape, dtype=np.int32) if lazy else np.full(shape, start, dtype=np.int32)
+        if not lazy:
+            w1[:, n_inputs(version)] = W_LM  # the model's input follows counting's (its bias last)
         k = n_mix(version) + 1
         cm = replace(t, w1=w1, wf=np.full((t.wf.shape[0], k + 1), 65536 // k, dtype=np.int32), start=0)
         work = scratch(cm.w1, cm.wf, cm.ht, cm.it, cm.rsm, cm.ltab, group_bounds(n_mix(version), cm.ht.shape[0] + 2),
-                       0, cm.span)
+                       start if lazy else 0, cm.span)
+        if lazy:
+            work = work[:13] + (np.array([start, W_LM], dtype=np.int64),) + work[14:]
     return State(
         cm=cm, version=version, apm4=apm_init(32 * 256), apm5=apm_init(256 * 32),
         seg=np.zeros((segments, N_STATE), dtype=np.int64),
@@ -212,6 +219,7 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
     seg, last, lastd, gates, buf, cap = segs
     sbytes, cum, lo, hi, d = walk
     x, sel, aj = work[0], work[2], work[3]
+    tail = has_tail(tables[7])  # version 22's three more stages and the calibration (lmzip.cm.sse)
     h, g0, gate, i = seg[r], r * cap, gates[r], shared[0]
     n_mix = sel.shape[0] - 1  # counting's first-layer mixers; the model's is the last
     six = n_mix > 5
@@ -238,10 +246,15 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
             lmq = (slm + 2048) >> 7
             x[x_lm], sel[n_mix] = slm, set_lm + lmq * 8 + j
             df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix)
-            p = refine(apms, aj, sq(df), c4, c0, mi, six, ik, work[12], 0)  # no misses stage in the mixed frames' 11
-            a4, j4 = apm_p_pair(apm4, lmq * 256 + c0, sq(df)) if six else apm_p(apm4, lmq * 256 + c0, sq(df))
+            pm = sq(df)
+            p = refine(apms, aj, pm, c4, c0, mi, six, ik, work[12], h[TYPES] & 7)  # version 16's misses stage, if any
+            if tail:
+                p = tail_p(apms[2], aj, pm, p, c4, c0, j, h[W0] if ik < 0 else -1)
+            a4, j4 = apm_p_pair(apm4, lmq * 256 + c0, pm) if six else apm_p(apm4, lmq * 256 + c0, pm)
             y = code_bit(encode, st, out, src, (tbyte >> (7 - j)) & 1, clamp_p((5 * p + 3 * a4 + 4) >> 3))
             mixed_learn(tables, work, y, rates, six)
+            if tail:
+                tail_learn(apms[2], aj, y)
             if six:
                 apm_update_pair(apm4, j4, y, APM_RATE_PAIR)
             else:

@@ -262,7 +262,9 @@ def encode(data: bytes, model: LoadedModel, settings: Settings, progress: Progre
     settings = with_threads(settings, min(workers, head.groups))
     race = None
     if budget is not None:  # the groups step together, judged as one (CRLF folded: the text's bytes)
-        race = mix.Race(replace(budget, text=max(1, len(text))) if crlf else budget, len(bounds), workers)
+        judged = replace(budget, segments=mix.cold_starts(len(layout.lengths), len(text)),
+                         text=max(1, len(text)) if crlf else budget.text)
+        race = mix.Race(judged, len(bounds), workers)
     tasks = [(segs[a:b], layout.lengths[a:b], settings, len(data), race and (race, i))
              for i, (a, b) in enumerate(bounds)]
     try:

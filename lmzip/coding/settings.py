@@ -40,7 +40,7 @@ MIX_LEVEL = 4
 # 1.8184; world192 -0.7%, news -0.5%, paper6 -0.5%; bible.txt's mixed frame now wins its race, -10.6%; with the
 # counted frames in 11 too, below: 1.8173) at alice29.txt's 20.7 -> 19.8 / 20.6 -> 18.8 KB/s, peak 772 -> 850 MiB
 # (one thread; Xeon, AVX-512 VNNI).
-MIX_VERSION = 11  # lmzip.cm.mix.CM_VERSION
+MIX_VERSION = 26  # lmzip.cm.mix.CM_VERSION
 # --mix also counts each block alone and keeps the smaller frame (lmzip.coding.stream): a block of over
 # COUNTED_LARGE bytes at COUNTED_LEVEL in cm version COUNTED_VERSION (below). Those tables live only during
 # that pass, freed before the groups make theirs, but the loaded model stays beside them: with cm version 4,
@@ -74,7 +74,7 @@ MIX_VERSION = 11  # lmzip.cm.mix.CM_VERSION
 # Version 14 (four final weight sets): 1.359 -> 1.358 (3,270,393 bytes; world192 -0.17%, bible -0.09%), 42/42 exact.
 # Version 15 (first-layer weights from 1/32; a large block's tables as version 14's): 1.358 -> 1.357 (3,268,577
 # bytes; kennedy.xls -1.1%, obj2 -0.36%, pic -0.35%, book2 -0.14%, world192 -0.09%), 42/42 exact.
-COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 15, 1 << 20
+COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 26, 1 << 20
 LARGE_COUNTED_LEVEL = 7
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL
 LEAD = 1  # with mix: percent below counting's cost the mixed coder must keep to go on (mix.Budget)

@@ -71,7 +71,7 @@ def test_encoder_reproduces_the_golden_blocks(arch):
 @pytest.mark.parametrize("version", MIXED_VERSIONS)
 @pytest.mark.parametrize("arch", ["gpt", "lstm"])
 def test_the_mixed_golden_files_of_newer_cm_versions_decode_and_are_reproduced(arch, version):
-    """Format 12 with the counting models of cm version 11 mixed in (the "-mix" golden files hold version 9's)."""
+    """Format 12 with the counting models of cm versions 11 and 26 mixed in ("-mix"'s golden files hold version 9's)."""
     import lmzip
 
     blob = mixed_path(arch, version).read_bytes()

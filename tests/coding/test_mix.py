@@ -108,10 +108,10 @@ def test_headers_with_a_wrong_counting_level_are_refused(bpe_model, level, versi
 
 
 @pytest.mark.parametrize("cm, message", [(7, "unsupported cm version 7 mixed in"), (0, "unsupported cm version 0"),
-                                         (10, "unsupported cm version 10")])
+                                         (10, "unsupported cm version 10"), (25, "unsupported cm version 25")])
 def test_headers_with_a_mixed_cm_version_this_build_does_not_mix_are_refused(bpe_model, cm, message):
     head = codec.encode(TEXT, bpe_model, Settings(mix=True, segment=40))[1]
-    assert (head.version, head.mix_version) == (12, 11)
+    assert (head.version, head.mix_version) == (12, 26)
     head.mix_version = cm
     with pytest.raises(FormatError, match=message):
         fmt.parse_header(head.pack())
@@ -129,21 +129,21 @@ def test_format_11_holds_no_cm_version_its_byte_8_is_reserved(bpe_model):
 
 
 def test_every_mixed_version_round_trips_and_the_constants_agree(bpe_model):
-    """Format 12 writes cm version 11's models mixed in (and version 9's, which its first builds wrote, or version
-    1's where told: format 11's loop, lmzip.cm.mix1, which the format-11 golden files prove); one word for it in the
-    settings, the header and the loop."""
+    """Format 12 writes cm version 26's models mixed in (and version 9's or 11's, which its earlier builds wrote, or
+    version 1's where told: format 11's loop, lmzip.cm.mix1, which the format-11 golden files prove); one word for it
+    in the settings, the header and the loop."""
     from lmzip.cm import mix as loop
     from lmzip.coding import header, settings
 
     assert settings.MIX_VERSION == loop.CM_VERSION and header.MIX_VERSIONS == loop.VERSIONS
     data = TEXT * 3
-    sizes = {}
+    payloads = {}
     for version in loop.VERSIONS:
         blob, head, _ = codec.encode(data, bpe_model, Settings(mix=True, segment=40, mix_version=version))
         assert head.mix_version == version and fmt.parse_header(blob).mix_version == version
         assert codec.decode(*fmt.unpack(blob), bpe_model) == data
-        sizes[version] = len(blob)
-    assert len(set(sizes.values())) == len(sizes)  # three versions, three codings
+        payloads[version] = fmt.unpack(blob)[1]
+    assert len(set(payloads.values())) == len(payloads)  # four versions, four codings
 
 
 def test_a_counting_level_without_the_mix_flag_is_refused():
@@ -213,6 +213,15 @@ def test_a_budget_reads_countings_profile():
     assert b.over([600, 401], [100, 100], [200, 200])  # together past the counted payload
     folded = mix.Budget(1000, b.marks, 400, text=200)  # CRLF folding left 200 bytes for the model to code
     assert [folded.counted(d) for d in (50, 100, 125, 200)] == [100, 150, 165, 200]  # where as many block bytes lie
+
+
+def test_each_cold_start_buys_the_mixed_coder_slack():
+    """A block's segments each start the model without context: COLD bytes of slack a cold start, one per
+    COLD_SPAN bytes of the block at most (short segments recoup nothing)."""
+    b = mix.Budget(1000, np.array([100, 150, 180, 200]), 400, segments=2)
+    slack = 64 + 2 * mix.COLD
+    assert not b.over([99 + slack], [100], [200]) and b.over([100 + slack], [100], [200])
+    assert mix.cold_starts(80, 65536) == 32 and mix.cold_starts(11, 10_000) == 4 and mix.cold_starts(3, 1 << 22) == 3
 
 
 def _gave_up(monkeypatch) -> list[float]:
