@@ -36,6 +36,7 @@ from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loo
 
 # isort: split
 from lmzip.cm import mix1, warm
+from lmzip.cm.body import state_ask
 from lmzip.cm.coder import new_state, start_decoder
 from lmzip.cm.history import C4, FILL, N_STATE, TYPES, W0
 from lmzip.cm.jitcache import UNCOUNTED
@@ -51,14 +52,14 @@ from lmzip.cm.loop import (
     nibble_start,
     scratch,
 )
-from lmzip.cm.mixers import APM_RATE, APM_RATE_PAIR, final_rate, first_rate, refine, slower
+from lmzip.cm.mixers import APM_RATE, APM_RATE_PAIR, final_rate, first_rate, refine, refine_ask, slower
 from lmzip.cm.model import Tables, n_final, n_mix, n_sets
 from lmzip.cm.model import _code as model_code
 from lmzip.cm.model import allocate as allocate_tables
 from lmzip.cm.model import table_bytes as counting_bytes
 from lmzip.cm.parts import apm_init, apm_p, apm_p_pair, apm_update, apm_update_pair, clamp_p, sq
 from lmzip.cm.sizes import n_inputs
-from lmzip.cm.sse import has_tail, tail_learn, tail_p
+from lmzip.cm.sse import has_tail, tail_ask, tail_learn, tail_p
 from lmzip.cm.tables import stretch
 from lmzip.cm.walk import Vocab, code_bit, cumulate, ends, first_at_least, grow
 
@@ -236,7 +237,11 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
         n0, n1 = cum[mid] - cum[lo], cum[hi] - cum[mid]
         if j == 0 or j == 4:
             nibble_start(tables[0], work, c0, nb_mask, ways)
+            state_ask(tables[0], tables[2], work[5], j, c0)
         bit_sets(tables[3], work, h, c0, c4, n_mix)
+        refine_ask(apms[0], apms[1], c4, c0)
+        if tail:
+            tail_ask(apms[2], c4, c0, h[W0])
         nib, known, mi, ei, li, iset, ik = bit_inputs(tables, work, h, buf, g0, (c0, c1, j), expect, gate)
         if n0 == 0 or n1 == 0:
             y = 1 if n0 == 0 else 0
