@@ -34,7 +34,8 @@ def trace(paths: list[str], out: Path, model_name: str) -> None:
     def code(self, t, rows, counts):  # the real step, then where the group stands
         if not hasattr(self, "_trace"):
             text = self.race.budget.text if self.race is not None else 0  # CRLF folded: the bytes the model codes
-            self._trace = {"bytes": getattr(self, "bytes", 0), "text": text, "steps": [], "end": "done"}
+            cold = self.race.budget.segments if self.race is not None else 0  # Budget's cold starts
+            self._trace = {"bytes": getattr(self, "bytes", 0), "text": text, "cold": cold, "steps": [], "end": "done"}
             groups.append(self._trace)
         try:
             return real(self, t, rows, counts)
@@ -86,7 +87,8 @@ def decide(row: dict, start: tuple[int, int], lead: int, slack: int) -> tuple[in
         return (row["mixed"] or row["counted"] or row["length"]), row["mixed_s"], row["mixed"] is not None
     marks = np.asarray(row["marks"], dtype=np.int64)
     text = row["groups"][0]["text"]
-    b = Budget(row["counted"], marks if marks[-1] else None, row["length"], text, start, lead, slack)
+    cold = row["groups"][0].get("cold", 0)  # the block's cold starts (traces before them: none)
+    b = Budget(row["counted"], marks if marks[-1] else None, row["length"], text, start, lead, slack, segments=cold)
     groups, began = row["groups"], [0.0]
     for g in groups[:-1]:
         began.append(g["steps"][-1][2] if g["steps"] else began[-1])

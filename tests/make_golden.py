@@ -5,7 +5,7 @@ forever to prove it (formats 1-7 were machine-bound pre-releases and are refused
 sets, arithmetic 1 (lmzip 0.3.0-0.4.0, no suffix) and 3 (``-arith3``); formats 9 (blocks) and 10
 (counting frames beside them; tests/coding/test_counting.py has the counting golden file) have
 arithmetic 3's; formats 11 and 12 have arithmetic 3's and 6's (the window shifted; format 12's mixed frames
-run cm version 9's models, and ``mixed_path``'s cm version 11's). Learning while coding (arithmetic
+run cm version 9's models, and ``mixed_path``'s cm versions 11's and 26's). Learning while coding (arithmetic
 2 and 4) has its own: fine-tuning the golden models, and learning from scratch from a byte
 preset's seeded random weights (the "-scratch" files name the preset in their header).
     python -m tests.make_golden

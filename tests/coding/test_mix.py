@@ -224,6 +224,36 @@ def test_each_cold_start_buys_the_mixed_coder_slack():
     assert mix.cold_starts(80, 65536) == 32 and mix.cold_starts(11, 10_000) == 4 and mix.cold_starts(3, 1 << 22) == 3
 
 
+def test_the_race_counts_the_blocks_cold_starts(bpe_model, monkeypatch):
+    """codec.encode hands the race its block's cold starts (one a segment, one per COLD_SPAN bytes at most)."""
+    data = " ".join(str(i * i % 9973) for i in range(1500)).encode()
+    seen, real = [], mix.Race.__init__
+    monkeypatch.setattr(mix.Race, "__init__", lambda self, budget, *a: seen.append(budget) or real(self, budget, *a))
+    _frames(data, bpe_model, block_size=len(data))  # segments of 40 tokens: more of them than 2 KB spans
+    assert len(seen) == 1 and seen[0].segments == len(data) // mix.COLD_SPAN > 0
+
+
+def test_the_mixed_loops_rows_filled_when_first_chosen_write_what_rows_filled_at_once_write(bpe_model, monkeypatch):
+    """From cm version 26 the mixed loop's first-layer rows start as zeros and take their start weights when first
+    chosen (counting's, the language model's column W_LM): the bytes of rows filled from the start."""
+    from lmzip.cm import mix as loop
+
+    data, st = TEXT * 2, Settings(mix=True, segment=40)
+    lazy = codec.encode(data, bpe_model, st)[0]
+    real = loop.allocate
+
+    def filled(*a, **k):
+        s = real(*a, **k)
+        assert s.version >= loop.LAZY and not s.cm.w1.any()
+        s.cm.w1[:] = s.work[13][0]
+        s.cm.w1[:, -1] = loop.W_LM
+        s.work = s.work[:13] + (np.zeros(1, dtype=np.int64),) + s.work[14:]  # fresh_rows: nothing left to fill
+        return s
+
+    monkeypatch.setattr(loop, "allocate", filled)
+    assert codec.encode(data, bpe_model, st)[0] == lazy
+
+
 def _gave_up(monkeypatch) -> list[float]:
     """Where the mixed coder gave up, as parts of the block."""
     where, over = [], mix.Budget.over
@@ -328,7 +358,8 @@ def test_a_block_is_counted_alone_at_a_level_that_suits_its_size(monkeypatch):
 
 def test_a_small_block_left_to_counting_is_counted_again_with_the_heavy_models(bpe_model, monkeypatch):
     """Where the mixed coder gives up on a small block, the frame kept is counted as a large block's is (the
-    light first pass is only the budget's yardstick), and smaller; where the mixed coder wins, nothing more runs."""
+    light first pass is only the budget's yardstick), and smaller; where the mixed coder beats the light pass, its
+    frame is weighed against that count too, the smaller kept."""
     from lmzip.cm import format as cmfmt
     from lmzip.coding import counting
     from lmzip.coding import settings as S
@@ -345,7 +376,11 @@ def test_a_small_block_left_to_counting_is_counted_again_with_the_heavy_models(b
     monkeypatch.setattr(counting, "encode", lambda *a, **k: runs.append(a[1]) or real(*a, **k))
     won = (b"mixed", head, 0.0)  # the mixed coder's frame, smaller than any counted one
     monkeypatch.setattr(codec, "encode", lambda *a, **k: won)
-    assert stream._encode(data, bpe_model, st, None, 1, block=0, last=False) is won and runs == [S.SMALL_COUNTED_LEVEL]
+    assert stream._encode(data, bpe_model, st, None, 1, block=0, last=False) is won
+    assert runs == [S.SMALL_COUNTED_LEVEL, level]
+    beaten = (b"m" * (len(light) - 1), head, 0.0)  # beats the light pass, not the heavy models
+    monkeypatch.setattr(codec, "encode", lambda *a, **k: beaten)
+    assert stream._encode(data, bpe_model, st, None, 1, block=0, last=False)[0] == blob
     runs.clear()  # a block of tokens too short for the model: counted once, as a frame kept is, and nothing else
     fussy = replace(bpe_model, meta={"training": {"bytes_per_token": 30.0}})
     assert codec.too_short(codec.tokenize(data, fussy), fussy) and not codec.too_short(codec.tokenize(data, bpe_model),
