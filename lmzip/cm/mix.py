@@ -20,8 +20,9 @@ lines, record length, match): the bytes of segment r live at r * cap ... in one 
 point into any segment, and a position counts as known only once its segment has coded it, on both
 sides alike (the encoder fills the buffer in the decoder's order). Every value is an integer.
 
-Format 12 runs counting's models of cm version `CM_VERSION` (11; its frames of version 9 still decode) through the
-very machinery counting's own loop runs (lmzip.cm.loop), the language model's input and mixer added; format 11's
+Format 12 runs counting's models of cm version `CM_VERSION` (26; its frames of versions 9 and 11 still decode) through
+the very machinery counting's own loop runs (lmzip.cm.loop), the language model's input and mixer added, and refines
+as that loop does (from version 16 the misses stage, from 22 three more stages and the calibration); format 11's
 frames, cm version 1, decode through lmzip.cm.mix1.
 """
 
@@ -69,7 +70,8 @@ LAZY = 26  # from this version the mixed loop's first-layer rows start as zeros,
 W_LM = 1 << 15  # the model's start weight in every first-layer mixer (1/2)
 W_CM = 1 << 11  # each counting input's (1/32; counting alone starts at 1/16: with version 9's 82 inputs, 1/16 left
 # enwik4 1,930 bytes mixed where 1/32 writes 1,895, paper5 3,447 against 3,434, alice29 27,501 against 27,471)
-W_CM_11 = 1 << 10  # version 11's 161 inputs each start at 1/64 (1/32 wrote 0.24% more over the levels' sample at -4)
+W_CM_11 = 1 << 10  # version 11's 161 inputs each start at 1/64 (1/32 wrote 0.24% more over the levels' sample at -4);
+# version 26's 203 too (1/128 and 1/256 wrote about the same on the first 64 KB of bible.txt, paper1 and enwik4)
 
 __all__ = ["CM_VERSION", "VERSIONS", "State", "Vocab", "allocate", "compile_beside", "start", "step", "table_bytes",
            "warm_up"]

@@ -39,7 +39,11 @@ MIX_LEVEL = 4
 # at level 4) wrote the first 64 KB of the sample's files 0.29% smaller (benchmarks/levels.py sizes: -4 1.8236 ->
 # 1.8184; world192 -0.7%, news -0.5%, paper6 -0.5%; bible.txt's mixed frame now wins its race, -10.6%; with the
 # counted frames in 11 too, below: 1.8173) at alice29.txt's 20.7 -> 19.8 / 20.6 -> 18.8 KB/s, peak 772 -> 850 MiB
-# (one thread; Xeon, AVX-512 VNNI).
+# (one thread; Xeon, AVX-512 VNNI). Version 26 (its 56 hashed models, the misses stage, three more APM stages and the
+# calibration; 472 MiB per group at level 4, ~280 MiB of them rows a short input never touches) in both the mixed and
+# the counted frames: the sample 659,476 -> 647,660 bytes at -4 (-1.79%; world192 -2.1%, paper1 -1.5%, news -1.4%;
+# enwik5's first 64 KB, given up before, -22%: lmzip.coding.mix.COLD), the 42 bench files through the command line
+# 3,268,577 -> 3,216,216 bytes (1.3573 -> 1.3356 bits per byte).
 MIX_VERSION = 26  # lmzip.cm.mix.CM_VERSION
 # --mix also counts each block alone and keeps the smaller frame (lmzip.coding.stream): a block of over
 # COUNTED_LARGE bytes at COUNTED_LEVEL in cm version COUNTED_VERSION (below). Those tables live only during
@@ -50,8 +54,9 @@ MIX_VERSION = 26  # lmzip.cm.mix.CM_VERSION
 # less again, version 8 (332 MiB) 0.28% less again (its 1-bit images), version 9 (four-way lookups, the same
 # tables) world192.txt whole 1.1% less (311,246 -> 307,845 bytes), bible.txt 0.4%. A smaller block is counted first
 # at SMALL_COUNTED_LEVEL in that level's version, -1's (cm version 2, 136.8 KB/s over the bench files against version
-# 5's 34.8 at 9 on a Zen 1, results/cm.md), the budget's yardstick, fast where the mixed coder then wins; where it
-# does not, the frame kept is counted again in COUNTED_VERSION (Settings.recount_for; lmzip.coding.stream; a block
+# 5's 34.8 at 9 on a Zen 1, results/cm.md), the budget's yardstick; the block is then counted again in COUNTED_VERSION
+# (where the mixed coder gives up, and, since version 26 mixed in, where it wins too: its frame must beat that count;
+# Settings.recount_for; lmzip.coding.stream; a block
 # of tokens too short for the model is counted so at once): over the bench's small files 2-16% fewer bytes (book2
 # 129,179 -> 122,002, obj2 52,013 -> 47,663) in 1.4-2.9x -1's time, 3.1-4.4x where the mixed coder raced and lost.
 # A block of over COUNTED_LARGE bytes is counted at LARGE_COUNTED_LEVEL at least (measured in version 9: level 7's
@@ -73,7 +78,9 @@ MIX_VERSION = 26  # lmzip.cm.mix.CM_VERSION
 # weight set): 1.362 -> 1.359 (3,281,039 -> 3,273,020 bytes; bible -0.33%, world192 -0.52%, book2 -0.50%), 42/42 exact.
 # Version 14 (four final weight sets): 1.359 -> 1.358 (3,270,393 bytes; world192 -0.17%, bible -0.09%), 42/42 exact.
 # Version 15 (first-layer weights from 1/32; a large block's tables as version 14's): 1.358 -> 1.357 (3,268,577
-# bytes; kennedy.xls -1.1%, obj2 -0.36%, pic -0.35%, book2 -0.14%, world192 -0.09%), 42/42 exact.
+# bytes; kennedy.xls -1.1%, obj2 -0.36%, pic -0.35%, book2 -0.14%, world192 -0.09%), 42/42 exact. Version 26, with the
+# mixed frames' (above): level 6's tables 808 MiB, 7's 1,260 at most; a small block the mixed coder won against the
+# light pass is recounted too, the smaller frame kept (book2 127,911 -> 117,661 bytes).
 COUNTED_LEVEL, COUNTED_VERSION, COUNTED_LARGE = 6, 26, 1 << 20
 LARGE_COUNTED_LEVEL = 7
 SMALL_COUNTED_LEVEL = cm_format.DEFAULT_LEVEL

@@ -358,8 +358,8 @@ def test_a_block_is_counted_alone_at_a_level_that_suits_its_size(monkeypatch):
 
 def test_a_small_block_left_to_counting_is_counted_again_with_the_heavy_models(bpe_model, monkeypatch):
     """Where the mixed coder gives up on a small block, the frame kept is counted as a large block's is (the
-    light first pass is only the budget's yardstick), and smaller; where the mixed coder beats the light pass, its
-    frame is weighed against that count too, the smaller kept."""
+    light first pass is only the budget's yardstick), and smaller; where the mixed coder beats the light pass, but
+    not by far, its frame is weighed against that count too, the smaller kept."""
     from lmzip.cm import format as cmfmt
     from lmzip.coding import counting
     from lmzip.coding import settings as S
@@ -377,10 +377,12 @@ def test_a_small_block_left_to_counting_is_counted_again_with_the_heavy_models(b
     won = (b"mixed", head, 0.0)  # the mixed coder's frame, smaller than any counted one
     monkeypatch.setattr(codec, "encode", lambda *a, **k: won)
     assert stream._encode(data, bpe_model, st, None, 1, block=0, last=False) is won
-    assert runs == [S.SMALL_COUNTED_LEVEL, level]
+    assert runs == [S.SMALL_COUNTED_LEVEL]  # far below the light count (stream.FAR): nothing more runs
+    runs.clear()
     beaten = (b"m" * (len(light) - 1), head, 0.0)  # beats the light pass, not the heavy models
     monkeypatch.setattr(codec, "encode", lambda *a, **k: beaten)
     assert stream._encode(data, bpe_model, st, None, 1, block=0, last=False)[0] == blob
+    assert runs == [S.SMALL_COUNTED_LEVEL, level]
     runs.clear()  # a block of tokens too short for the model: counted once, as a frame kept is, and nothing else
     fussy = replace(bpe_model, meta={"training": {"bytes_per_token": 30.0}})
     assert codec.too_short(codec.tokenize(data, fussy), fussy) and not codec.too_short(codec.tokenize(data, bpe_model),
