@@ -191,10 +191,16 @@ def report() -> None:
     from lmzip.models import registry
 
     rows, shipped = [], {}
+    committed, shipped_before = OUT / "levels.json", registry.SHIPPED / "levels.json"
+    before = {r["level"]: r for r in json.loads(committed.read_text())["rows"]} if committed.exists() else {}
+    old = json.loads(shipped_before.read_text()) if shipped_before.exists() else {}
     for n, lv in LEVELS.items():
         sz, sp, off = _load(f"sizes-{n}.json"), _load(f"speed-{n}.json"), _load(f"speed-{n}-int8-off.json")
         avx2 = _load(f"speed-{n}-avx2.json")
-        if not (sz and sp):
+        if not (sz and sp):  # not measured again: the committed row stays, marked as older than the others
+            if n in before:
+                rows.append({**before[n], "older": True})
+                shipped[n] = old.get(str(n), {})
             continue
         kbps = [sp["bytes"] / 1e3 / sp[k] for k in ("compress_s", "decompress_s")]
         row = {"level": n, "model": lv.model, "mode": lv.what or "-", "bpb": round(sz["bpb"], 4),
@@ -217,10 +223,14 @@ def report() -> None:
              "|---|---|---|---:|---:|---|---|---|---:|"]
     for r in rows:
         off, avx2 = r.get("int8_off_kbps"), r.get("avx2_kbps")
-        lines.append(f"| -{r['level']} | {r['model']} | {r['mode']} | {r['bpb']:.4f} | {r['alice_bpb']:.3f} | "
+        mark = " †" if r.get("older") else ""
+        lines.append(f"| -{r['level']}{mark} | {r['model']} | {r['mode']} | {r['bpb']:.4f} | {r['alice_bpb']:.3f} | "
                      f"{r['compress_kbps']:.1f} / {r['decompress_kbps']:.1f} | "
                      f"{f'{avx2[0]:.1f} / {avx2[1]:.1f}' if avx2 else '–'} | "
                      f"{f'{off[0]:.1f} / {off[1]:.1f}' if off else '–'} | {r['peak_mib']:,} |")
+    if any(r.get("older") for r in rows):
+        lines += ["", "† not measured again with the others: the row an earlier build measured (`levels.py` without "
+                  "that level's sizes and speed runs keeps it)."]
     lines += ["", "Counting alone at each cm level, tables and peak memory: [counting-levels.md](counting-levels.md)"]
     write_md(OUT / "levels.md", lines)
     write_json(registry.SHIPPED / "levels.json", shipped)

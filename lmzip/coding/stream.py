@@ -216,10 +216,11 @@ def _trial_ahead(data: bytes, settings: Settings, budget: Budget, workers: int |
 
 
 # a mixed frame under FAR of the light count is kept without the heavy one: over the 42 bench files version 26's count
-# is 0.90-0.95 of -1's on every text the mixed coder wins (below 0.8 only where it never wins: fax pages, a
-# spreadsheet, world192's gazetteer in blocks over 1 MiB, counted heavily anyway); the heavy count costs the default
-# ~half its compressing time on alice29.txt (19 -> 8 KB/s), whose mixed frame is 0.74 of -1's count
-FAR = (4, 5)
+# is 0.90-0.95 of -1's on every text the mixed coder wins (under 0.9 only where it never wins: fax pages, a
+# spreadsheet, code, binaries; world192's gazetteer in blocks over 1 MiB, counted heavily anyway); the heavy count took
+# -4's compressing speed on alice29.txt from 15 to 8 KB/s (its mixed frame 0.74 of -1's count), -2's from 21 to 10
+# (0.86)
+FAR = (9, 10)
 
 
 def counted_instead(data: bytes, settings: Settings, block: int, last: bool, marks: np.ndarray | None = None,
