@@ -85,8 +85,9 @@ def group_bounds(n_count: int, models: int) -> np.ndarray:
 @njit(cache=True, inline="always")
 def scratch(w1, wf, ht, it, rsm, ltab, groups, start, span):
     """A loop's work arrays, sized by the version's tables (the mixed loop's w1 and wf hold the language model's
-    input and mixer too; ``groups``: `group_bounds`; ``start``: w1's start weight where its rows start as zeros, 0
-    where they are filled: `fresh_rows`; ``span``: the contexts the version computes, lmzip.cm.sizes.n_contexts)."""
+    input and mixer too; ``groups``: `group_bounds`; ``start``: w1's start weights where its rows start as zeros,
+    [0] where they are filled, `fresh_rows`'s array; ``span``: the contexts the version computes,
+    lmzip.cm.sizes.n_contexts)."""
     ctx = np.zeros(ht.shape[0], dtype=np.int64)
     full = np.zeros(span, dtype=np.int64) if span != ht.shape[0] else ctx
     return (np.zeros(w1.shape[1], dtype=np.int32),    # x: the mixers' inputs (each within +-2^11)
@@ -103,7 +104,7 @@ def scratch(w1, wf, ht, it, rsm, ltab, groups, start, span):
             groups,
             np.zeros(10, dtype=np.int64),  # fin: the final mixer's outputs and their weight sets (`mix`), the misses
             # register and the last refined p (version 16, `misses`)
-            np.full(1, start, dtype=np.int64),
+            start,
             full)  # every context computed (version 26: more than its rows, `pick`; before it ``ctx`` itself)
 
 

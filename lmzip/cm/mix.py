@@ -123,10 +123,9 @@ def allocate(level: int, segments: int, cap: int, vocab_size: int, version: int 
             w1[:, n_inputs(version)] = W_LM  # the model's input follows counting's (its bias last)
         k = n_mix(version) + 1
         cm = replace(t, w1=w1, wf=np.full((t.wf.shape[0], k + 1), 65536 // k, dtype=np.int32), start=0)
+        starts = np.array([start, W_LM] if lazy else [0], dtype=np.int64)  # counting's rows', the model's column's
         work = scratch(cm.w1, cm.wf, cm.ht, cm.it, cm.rsm, cm.ltab, group_bounds(n_mix(version), cm.ht.shape[0] + 2),
-                       start if lazy else 0, cm.span)
-        if lazy:
-            work = work[:13] + (np.array([start, W_LM], dtype=np.int64),) + work[14:]
+                       starts, cm.span)
     return State(
         cm=cm, version=version, apm4=apm_init(32 * 256), apm5=apm_init(256 * 32),
         seg=np.zeros((segments, N_STATE), dtype=np.int64),

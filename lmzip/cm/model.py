@@ -299,8 +299,8 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
     out = np.empty(n // 2 + 1024, dtype=np.uint8) if encode else buf
     if not encode:
         start_decoder(st, src)
-    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2), t.start,
-                   t.span)
+    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2),
+                   np.array([t.start], dtype=np.int64), t.span)
     # the stream's history (lmzip.cm.body; its bytes in buf), where each byte value was last seen (+1) and the
     # distance between its last two sightings (the record model's), the image model's gate (lmzip.cm.image)
     hist = (np.zeros((1, N_STATE), dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64),

@@ -13,8 +13,8 @@ def looked_up(text: bytes, version: int) -> list[np.ndarray]:
     """The contexts a version looks up before each byte of ``text`` and after its last (`byte_contexts`: the
     indirect, token and word-indirect ones too)."""
     t = allocate(1, version)
-    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2), t.start,
-                   t.span)
+    work = scratch(t.w1, t.wf, t.ht, t.it, t.rsm, t.ltab, group_bounds(t.wf.shape[1] - 1, t.ht.shape[0] + 2),
+                   np.array([t.start], dtype=np.int64), t.span)
     hist = np.zeros((1, N_STATE), dtype=np.int64)
     h, cap = hist[0], len(text) + 1
     buf = np.zeros(cap, dtype=np.uint8)
