@@ -12,9 +12,9 @@ model knows nothing.
 -3 and -6 … -9 code fewer segments side by side (``rows``): longer segments cold-start less and the
 counting models mixed in see more of each, for fewer bytes at less speed (gpt-large --mix --adapt on alice29.txt:
 1.365 bits per byte in 3,312 MiB with the default's ~196 rows, 1.345 in 1,770 MiB with 64, 1.334 in
-1,306 MiB with 32, 1.335 with 16); -9 adds larger counting tables (level 8's: when format 12 mixed cm version 9's
-models in, level 9's 2 GiB of tables took -9 to a 3.3 GiB peak on alice29.txt; with version 11's, level 8's held it at
-2.8 GiB; version 26's level 8 is 2,164 MiB a group, ~280 MiB of it weight rows a short input never touches).
+1,306 MiB with 32, 1.335 with 16); -9 adds larger counting tables (level 7's, 1,260 MiB a group: when format 12 mixed
+cm version 9's models in, level 9's 2 GiB of tables took -9 to a 3.3 GiB peak on alice29.txt; with version 11's, level
+8's held it at 2.8 GiB; with version 26's, level 8's, 2,164 MiB a group, took it to 3,571 MiB).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ LEVELS: dict[int, Level] = {
     5: Level("gpt-large", mix=True), 6: Level("gpt-large", mix=True, rows=64, lead=PATIENT),
     7: Level("gpt-large", mix=True, adapt=True, rows=64, lead=PATIENT, trial=TRIAL),
     8: Level("gpt-large", mix=True, adapt=True, rows=32, lead=PATIENT, trial=TRIAL),
-    9: Level("gpt-large", mix=True, adapt=True, rows=32, tables=8, lead=PATIENT, trial=TRIAL),
+    9: Level("gpt-large", mix=True, adapt=True, rows=32, tables=7, lead=PATIENT, trial=TRIAL),
 }
 DEFAULT = 4  # what `lmzip compress` does without a level: the default model with counting mixed in
 
