@@ -66,7 +66,6 @@ from lmzip.cm.walk import Vocab, code_bit, cumulate, ends, first_at_least, grow
 
 CM_VERSION = 26  # the counting models' version format 12's mixed loop writes (versions 9 and 11 before; format 11's: 1)
 VERSIONS = (1, 9, 11, 26)  # the versions a mixed frame can hold
-LAZY = 26  # from this version the mixed loop's first-layer rows start as zeros, filled as first chosen
 W_LM = 1 << 15  # the model's start weight in every first-layer mixer (1/2)
 W_CM = 1 << 11  # each counting input's (1/32; counting alone starts at 1/16: with version 9's 82 inputs, 1/16 left
 # enwik4 1,930 bytes mixed where 1/32 writes 1,895, paper5 3,447 against 3,434, alice29 27,501 against 27,471)
@@ -116,7 +115,7 @@ def allocate(level: int, segments: int, cap: int, vocab_size: int, version: int 
     else:
         t = allocate_tables(level, version)
         start = W_CM_11 if version >= 11 else W_CM
-        lazy = version >= LAZY  # rows set as a bit first chooses them (lmzip.cm.loop.fresh_rows): ~2^19 of them
+        lazy = t.start > 0  # as counting's own tables (version 5 on): rows set as a bit first chooses them (fresh_rows)
         shape = (n_sets(version) + 32 * 8, n_inputs(version) + 1)
         w1 = np.zeros(shape, dtype=np.int32) if lazy else np.full(shape, start, dtype=np.int32)
         if not lazy:

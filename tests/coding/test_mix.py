@@ -234,8 +234,8 @@ def test_the_race_counts_the_blocks_cold_starts(bpe_model, monkeypatch):
 
 
 def test_the_mixed_loops_rows_filled_when_first_chosen_write_what_rows_filled_at_once_write(bpe_model, monkeypatch):
-    """From cm version 26 the mixed loop's first-layer rows start as zeros and take their start weights when first
-    chosen (counting's, the language model's column W_LM): the bytes of rows filled from the start."""
+    """As counting's own (cm version 5 on), the mixed loop's first-layer rows start as zeros and take their start
+    weights when first chosen (counting's, the language model's column W_LM): the bytes of rows filled at once."""
     from lmzip.cm import mix as loop
 
     data, st = TEXT * 2, Settings(mix=True, segment=40)
@@ -244,7 +244,7 @@ def test_the_mixed_loops_rows_filled_when_first_chosen_write_what_rows_filled_at
 
     def filled(*a, **k):
         s = real(*a, **k)
-        assert s.version >= loop.LAZY and not s.cm.w1.any()
+        assert not s.cm.w1.any()
         s.cm.w1[:] = s.work[13][0]
         s.cm.w1[:, -1] = loop.W_LM
         s.work = s.work[:13] + (np.zeros(1, dtype=np.int64),) + s.work[14:]  # fresh_rows: nothing left to fill
