@@ -37,7 +37,7 @@ from lmzip.cm import jitcache  # noqa: F401 - first: clears a stale compiled loo
 
 # isort: split
 from lmzip.cm import mix1, warm
-from lmzip.cm.body import state_ask
+from lmzip.cm.body import bucket_ask, bucket_find, state_ask
 from lmzip.cm.coder import new_state, start_decoder
 from lmzip.cm.history import C4, FILL, N_STATE, TYPES, W0
 from lmzip.cm.jitcache import UNCOUNTED
@@ -235,8 +235,11 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
         # the model's view: how the range splits on this bit
         mid = first_at_least(sbytes, lo, hi, d, ((((c0 - (1 << j)) << 1) | 1) << (7 - j)))
         n0, n1 = cum[mid] - cum[lo], cum[hi] - cum[mid]
-        if j == 0 or j == 4:
-            nibble_start(tables[0], work, c0, nb_mask, ways)
+        if j == 0 or j == 4:  # the second nibble's blocks were asked for at bit 3 (`bucket_ask`)
+            if j == 0:
+                nibble_start(tables[0], work, c0, nb_mask, ways)
+            else:
+                bucket_find(tables[0], work[5], nb_mask, ways)
             state_ask(tables[0], tables[2], work[5], j, c0)
         bit_sets(tables[3], work, h, c0, c4, n_mix)
         refine_ask(apms[0], apms[1], c4, c0)
@@ -265,6 +268,8 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
             else:
                 apm_update(apm4, j4, y, APM_RATE)
         bit_learn(tables, work, (nib, c0, c1, j), (mi, ei, li), y)
+        if j == 3:
+            bucket_ask(tables[0], work[5], work[4], (c0 << 1) | y, nb_mask, ways)
         if y:
             lo = mid
         else:
