@@ -46,12 +46,15 @@ from lmzip.cm.loop import (
     bit_learn,
     bit_mix,
     bit_sets,
+    byte_contexts,
     byte_end,
+    byte_sets,
     byte_start,
     group_bounds,
     mixed_learn,
     nibble_start,
     scratch,
+    span_of,
 )
 from lmzip.cm.mixers import APM_RATE, APM_RATE_PAIR, final_rate, first_rate, refine, refine_ask, slower
 from lmzip.cm.model import Tables, n_final, n_mix, n_sets
@@ -59,6 +62,7 @@ from lmzip.cm.model import _code as model_code
 from lmzip.cm.model import allocate as allocate_tables
 from lmzip.cm.model import table_bytes as counting_bytes
 from lmzip.cm.parts import apm_init, apm_p, apm_p_pair, apm_update, apm_update_pair, clamp_p, sq
+from lmzip.cm.run import run_start
 from lmzip.cm.sizes import n_inputs
 from lmzip.cm.sse import has_tail, tail_ask, tail_learn, tail_p
 from lmzip.cm.tables import stretch
@@ -189,6 +193,7 @@ def _step(encode, rows, counts, toks, io, voc, model, segs, coding, work):
         cumulate(cum, counts, q, sperm)
         target = rank[toks[q]] if encode else 0
         lo, hi, d = root, V, np.int64(0)  # not a literal 0: _byte compiles once, not twice
+        ready = (np.int64(0), (np.int64(0), np.int64(0), np.int64(0), np.int64(0)))  # `_byte`'s: nothing asked yet
         while True:
             if d > 0 and slen[lo] == d:  # the bytes so far are a token; longer ones may follow
                 if hi - lo == 1:
@@ -203,22 +208,26 @@ def _step(encode, rows, counts, toks, io, voc, model, segs, coding, work):
                 shared[1] = 1
                 return out
             tbyte = np.int64(sbytes[target, d]) if encode else 0
-            lo, hi = _byte(encode, (st, out, src), model, segs, shared, (sbytes, cum, lo, hi, d), r, tbyte, work)
+            lo, hi, ready = _byte(encode, (st, out, src), model, segs, shared, (sbytes, slen, cum, lo, hi, d), r, tbyte,
+                                  work, ready)
             d += 1
         toks[q] = sperm[lo]
     return out
 
 
 @njit(**UNCOUNTED)
-def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
+def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work, ready):
     """One byte of segment r's token through counting's models (lmzip.cm.loop) and the language model: each bit
     splits the token range [lo, hi) (byte d of the sorted tokens); a bit only one side of the range has is not
-    coded, every model learns it all the same; the others are coded mixed. Returns the range left."""
+    coded, every model learns it all the same; the others are coded mixed. ``ready``: (1, what the matches expect)
+    where the byte before, of this segment, found this byte's contexts and asked for its first nibble's blocks.
+    Returns the range left and, where the token surely goes on, the next byte's ``ready`` (else (0, ...)): its
+    contexts found and blocks asked for at bit 7, while the mixers learn, as counting's loop does (the same bytes)."""
     st, out, src = coder
     tables, apm4, ways = model[0], model[1], model[3]
     apms = (tables[5], tables[6], tables[7])
     seg, last, lastd, gates, buf, cap = segs
-    sbytes, cum, lo, hi, d = walk
+    sbytes, slen, cum, lo, hi, d = walk
     x, sel, aj = work[0], work[2], work[3]
     tail = has_tail(tables[7])  # version 22's three more stages and the calibration (lmzip.cm.sse)
     h, g0, gate, i = seg[r], r * cap, gates[r], shared[0]
@@ -229,24 +238,32 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
     nb_mask = (tables[0].shape[1] >> 4) - 1
     c4 = h[C4]
     c1 = c4 & 0xFF
-    expect = byte_start(tables, work, h, seg, buf, g0, cap)
+    asked, expect = ready
+    if asked:
+        byte_sets(span_of(work), sel, c4)
+    else:
+        expect = byte_start(tables, work, h, seg, buf, g0, cap)
+    after = (np.int64(0), expect)
     c0 = 1
     for j in range(8):
         # the model's view: how the range splits on this bit
         mid = first_at_least(sbytes, lo, hi, d, ((((c0 - (1 << j)) << 1) | 1) << (7 - j)))
         n0, n1 = cum[mid] - cum[lo], cum[hi] - cum[mid]
-        if j == 0 or j == 4:  # the second nibble's blocks were asked for at bit 3 (`bucket_ask`)
+        if j == 0 and not asked:
+            nibble_start(tables[0], work, c0, nb_mask, ways)
+        elif j == 0 or j == 4:  # blocks asked for at the bit before (`bucket_ask`)
+            bucket_find(tables[0], work[5], nb_mask, ways)
             if j == 0:
-                nibble_start(tables[0], work, c0, nb_mask, ways)
-            else:
-                bucket_find(tables[0], work[5], nb_mask, ways)
+                run_start(tables[0], work[5], work[7], work[8])
+        if j == 0 or j == 4:
             state_ask(tables[0], tables[2], work[5], j, c0)
         bit_sets(tables[3], work, h, c0, c4, n_mix)
         refine_ask(apms[0], apms[1], c4, c0)
         if tail:
             tail_ask(apms[2], c4, c0, h[W0])
         nib, known, mi, ei, li, iset, ik = bit_inputs(tables, work, h, buf, g0, (c0, c1, j), expect, gate)
-        if n0 == 0 or n1 == 0:
+        mixed = n0 != 0 and n1 != 0
+        if not mixed:
             y = 1 if n0 == 0 else 0
         else:
             plm = (n1 << 12) // (n0 + n1)
@@ -260,6 +277,20 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
                 p = tail_p(apms[2], aj, pm, p, c4, c0, j, h[W0] if ik < 0 else -1)
             a4, j4 = apm_p_pair(apm4, lmq * 256 + c0, pm) if six else apm_p(apm4, lmq * 256 + c0, pm)
             y = code_bit(encode, st, out, src, (tbyte >> (7 - j)) & 1, clamp_p((5 * p + 3 * a4 + 4) >> 3))
+        bit_learn(tables, work, (nib, c0, c1, j), (mi, ei, li), y)
+        if y:
+            lo = mid
+        else:
+            hi = mid
+        c0 = (c0 << 1) | y
+        if j == 3:  # the second nibble's blocks, asked for while the mixers learn
+            bucket_ask(tables[0], work[5], work[4], c0, nb_mask, ways)
+        elif j == 7:  # the byte's histories; where the token goes on, the next byte's contexts and blocks likewise
+            byte_end(tables, work, h, c0 & 0xFF, buf, g0, cap, last[r], lastd[r], expect, gate)
+            if slen[lo] != d + 1:
+                after = (np.int64(1), byte_contexts(tables, work, h, seg, buf, g0, cap))
+                bucket_ask(tables[0], work[5], work[4], 1, nb_mask, ways)
+        if mixed:
             mixed_learn(tables, work, y, rates, six)
             if tail:
                 tail_learn(apms[2], aj, y)
@@ -267,14 +298,5 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work):
                 apm_update_pair(apm4, j4, y, APM_RATE_PAIR)
             else:
                 apm_update(apm4, j4, y, APM_RATE)
-        bit_learn(tables, work, (nib, c0, c1, j), (mi, ei, li), y)
-        if j == 3:
-            bucket_ask(tables[0], work[5], work[4], (c0 << 1) | y, nb_mask, ways)
-        if y:
-            lo = mid
-        else:
-            hi = mid
-        c0 = (c0 << 1) | y
-    byte_end(tables, work, h, c0 & 0xFF, buf, g0, cap, last[r], lastd[r], expect, gate)
     shared[0] = i + 1
-    return lo, hi
+    return lo, hi, after

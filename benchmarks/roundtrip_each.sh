@@ -1,0 +1,47 @@
+#!/bin/bash
+# Round trips of one level through the command line, each file in processes of its own (compressor, then
+# decompressor, one job and one thread each), then a byte-for-byte comparison: for the levels that take hours
+# over the bench (-7 to -9 code ~2 KB/s), across sessions.
+#
+#   bash benchmarks/roundtrip_each.sh LEVEL [largest] [CORPUS]
+#
+# Appends one row a file to benchmarks/results/roundtrip/level-LEVEL_each.tsv (file, bytes, compressed bytes,
+# bpb, seconds each way, peak MiB each way, result, commit; $ROUNDTRIP_RESULTS names another folder), smallest
+# file first ("largest": largest first, so a second run beside the first meets it in the middle). Resumable: a
+# file with a row is done, so a run stopped with its session goes on from the committed rows in the next; a file
+# another run is coding is claimed in $ROUNDTRIP_WORK/level-LEVEL (default runs/roundtrip-each). Exits non-zero if
+# a file does not come back exactly; prints the rows' totals at the end. After a run was stopped in this checkout,
+# remove its claims (rm -r runs/roundtrip-each/level-LEVEL) before starting again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+level=${1:?level: 1-9}
+order=-n
+[ "${2:-}" = largest ] && order=-rn && shift
+corpus=${2:-../shared/corpora/bench}
+out="${ROUNDTRIP_RESULTS:-benchmarks/results/roundtrip}/level-${level}_each.tsv"
+work="${ROUNDTRIP_WORK:-runs/roundtrip-each}/level-$level"
+mkdir -p "$work" "$(dirname "$out")"
+[ -e "$out" ] || printf 'file\tbytes\tcompressed\tbpb\tcompress_s\tdecompress_s\tcompress_MiB\tdecompress_MiB\tresult\tcommit\n' > "$out"
+commit=$(git rev-parse --short HEAD)
+status=0
+while read -r f; do
+  name=$(echo "${f#"$corpus"/}" | tr '/' '_')
+  grep -q "^$name	" "$out" && continue                           # done: a row says so
+  mkdir "$work/$name.claim" 2>/dev/null || continue                 # another run is coding it
+  s=$(date +%s.%N)
+  /usr/bin/time -f %M -o "$work/$name.mc" .venv/bin/lmzip compress "-$level" -j 1 --threads 1 -q -c "$f" > "$work/$name.lmz"
+  m=$(date +%s.%N)
+  /usr/bin/time -f %M -o "$work/$name.md" .venv/bin/lmzip decompress -j 1 --threads 1 -q -c "$work/$name.lmz" > "$work/$name.back"
+  e=$(date +%s.%N)
+  result=exact
+  cmp -s "$f" "$work/$name.back" || { result=different; status=1; }
+  bytes=$(stat -c %s "$f") packed=$(stat -c %s "$work/$name.lmz")
+  printf '%s\t%d\t%d\t%.3f\t%.1f\t%.1f\t%d\t%d\t%s\t%s\n' "$name" "$bytes" "$packed" \
+    "$(echo "8 * $packed / $bytes" | bc -l)" "$(echo "$m - $s" | bc)" "$(echo "$e - $m" | bc)" \
+    $(( $(cat "$work/$name.mc") / 1024 )) $(( $(cat "$work/$name.md") / 1024 )) "$result" "$commit" >> "$out"
+  rm -f "$work/$name.back"
+done < <(find "$corpus" -type f -printf '%s %p\n' | sort $order | cut -d' ' -f2-)
+awk -F'\t' 'NR > 1 { n++; b += $2; c += $3; ok += ($9 == "exact") }
+  END { printf "level-%s: %d files, %d exact, %d of %d bytes, %.4f bpb\n", L, n, ok, c, b, b ? 8 * c / b : 0 }' \
+  L="$level" "$out"
+exit $status
