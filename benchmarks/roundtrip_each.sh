@@ -5,7 +5,7 @@
 #
 #   bash benchmarks/roundtrip_each.sh LEVEL [largest] [CORPUS]
 #
-# Appends one row a file to benchmarks/results/roundtrip/level-LEVEL_each.tsv (file, bytes, compressed bytes,
+# Appends one row a file to benchmarks/results/roundtrip-each/level-LEVEL.tsv (file, bytes, compressed bytes,
 # bpb, seconds each way, peak MiB each way, result, commit; $ROUNDTRIP_RESULTS names another folder), smallest
 # file first ("largest": largest first, so a second run beside the first meets it in the middle). Resumable: a
 # file with a row is done, so a run stopped with its session goes on from the committed rows in the next; a file
@@ -18,11 +18,11 @@ level=${1:?level: 1-9}
 order=-n
 [ "${2:-}" = largest ] && order=-rn && shift
 corpus=${2:-../shared/corpora/bench}
-out="${ROUNDTRIP_RESULTS:-benchmarks/results/roundtrip}/level-${level}_each.tsv"
+[ -d "$corpus" ] || { echo "roundtrip_each.sh: no corpus at $corpus" >&2; exit 2; }
+out="${ROUNDTRIP_RESULTS:-benchmarks/results/roundtrip-each}/level-$level.tsv"
 work="${ROUNDTRIP_WORK:-runs/roundtrip-each}/level-$level"
 mkdir -p "$work" "$(dirname "$out")"
 [ -e "$out" ] || printf 'file\tbytes\tcompressed\tbpb\tcompress_s\tdecompress_s\tcompress_MiB\tdecompress_MiB\tresult\tcommit\n' > "$out"
-[ -d "$corpus" ] || { echo "roundtrip_each.sh: no corpus at $corpus" >&2; exit 2; }
 corpus=${corpus%/}
 commit=$(git rev-parse --short HEAD)
 status=0
