@@ -2,13 +2,13 @@
 version 2 on) share, so a context model is written once and both loops run it.
 
 A loop calls, per byte, `byte_start` (the contexts of the byte to come, what the matches expect), per nibble
-`nibble_start` (the contexts' buckets), per bit `bit_sets` (the mixers' weight sets), `bit_inputs` (every model's
-inputs into ``x``), `bit_mix` (the mixers over them), then its own refining and coding, `bit_learn` and
-`mixed_learn`, and per byte `byte_end` (the histories after the byte). Every function takes the stream's bytes at
-buf[g0:] in a buffer of segments of ``cap`` bytes (counting: one stream, g0 = 0) and its history ``h``, a row of
-``hist`` (one row per segment in the mixed loop). Counting's loop splits `byte_start` (`byte_sets`,
-`byte_contexts`) and a nibble's lookups (`lmzip.cm.body.bucket_ask`, `bucket_find`) to ask for the memory a bit early,
-while the mixers learn; the order of what each reads and writes stays the same, and so do the bytes.
+the contexts' buckets (`lmzip.cm.body.bucket_ask`, `bucket_find`), per bit `bit_sets` (the mixers' weight sets),
+`bit_inputs` (every model's inputs into ``x``), `bit_mix` (the mixers over them), then its own refining and coding,
+`bit_learn` and `mixed_learn`, and per byte `byte_end` (the histories after the byte). Every function takes the
+stream's bytes at buf[g0:] in a buffer of segments of ``cap`` bytes (counting: one stream, g0 = 0) and its history
+``h``, a row of ``hist`` (one row per segment in the mixed loop). Both loops split `byte_start` (`byte_sets`,
+`byte_contexts`) and a nibble's lookups to ask for the memory a bit early, while the mixers learn (the mixed loop
+where the token surely goes on); the order of what each reads and writes stays the same, and so do the bytes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from lmzip.cm.body import bucket_ask, buckets, byte_done, contexts, inputs, learn, pick
+from lmzip.cm.body import bucket_ask, byte_done, contexts, inputs, learn, pick
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.clauses import clause_done, line_done
 from lmzip.cm.fields import AT as FIELDS_AT
@@ -49,7 +49,6 @@ from lmzip.cm.run import (
     run_done,
     run_inputs,
     run_learn,
-    run_start,
     token,
     token_contexts,
     token_done,
@@ -171,17 +170,6 @@ def byte_contexts(tables, work, h, hist, buf, g0, cap):
     mq, mlb = match_quant(h[MLEN])
     pick(ctx, work[4])
     return ebyte, lbyte, mq, mlb
-
-
-@njit(cache=True, inline="always")
-def nibble_start(ht, work, c0, nb_mask, ways):
-    """Each hashed context's bucket for the nibble that starts at partial byte ``c0`` (and, at the byte's first,
-    the runs the contexts hold): a loop calls it at bits 0 and 4, apart from `bit_inputs` (inside it, the loop ran
-    ~20% slower)."""
-    ctx, base, rpos, rinfo = work[4], work[5], work[7], work[8]
-    buckets(ht, base, ctx, c0, nb_mask, ways)
-    if c0 == 1:
-        run_start(ht, base, rpos, rinfo)
 
 
 @njit(cache=True, inline="always")

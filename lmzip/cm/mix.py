@@ -52,7 +52,6 @@ from lmzip.cm.loop import (
     byte_start,
     group_bounds,
     mixed_learn,
-    nibble_start,
     scratch,
     span_of,
 )
@@ -249,13 +248,12 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work, ready):
         # the model's view: how the range splits on this bit
         mid = first_at_least(sbytes, lo, hi, d, ((((c0 - (1 << j)) << 1) | 1) << (7 - j)))
         n0, n1 = cum[mid] - cum[lo], cum[hi] - cum[mid]
-        if j == 0 and not asked:
-            nibble_start(tables[0], work, c0, nb_mask, ways)
-        elif j == 0 or j == 4:  # blocks asked for at the bit before (`bucket_ask`)
+        if j == 0 and not asked:  # else asked for at the bit before (`bucket_ask`), as the second nibble's
+            bucket_ask(tables[0], work[5], work[4], c0, nb_mask, ways)
+        if j == 0 or j == 4:
             bucket_find(tables[0], work[5], nb_mask, ways)
             if j == 0:
                 run_start(tables[0], work[5], work[7], work[8])
-        if j == 0 or j == 4:
             state_ask(tables[0], tables[2], work[5], j, c0)
         bit_sets(tables[3], work, h, c0, c4, n_mix)
         refine_ask(apms[0], apms[1], c4, c0)
