@@ -69,14 +69,14 @@ def compress(**params: Any) -> None:
     io = IoOptions.take(COMPRESS, params)
     model, jobs, level, mix, adapt = (params.pop(k) for k in ("model", "jobs", "level", "mix", "adapt"))
     ray = ray_address(params.pop("ray_address"))
-    layout: dict = {}  # a level's rows, tables and lead, where it sets them
+    layout: dict = {}  # a level's options beyond its model and modes (rows, tables, lead, trial), where it sets them
     if level is None and model is None:  # neither: the default model in the default level's modes
         mix, adapt = mix or LEVELS[DEFAULT].mix, adapt or LEVELS[DEFAULT].adapt  # (-m alone: its modes as given)
     if level is not None:  # the level's model and modes; -m, --mix and --adapt given beside it still apply
         lv = LEVELS[level]
         if model is None or counting_level(model) is None:  # counting (-m cm) takes no level's modes
             model, mix, adapt = model or lv.model, mix or lv.mix, adapt or lv.adapt
-            layout = {k: v for k, v in lv.options().items() if k in ("rows", "tables", "lead") and v is not None}
+            layout = {k: v for k, v in lv.options().items() if k not in ("mix", "adapt") and v is not None}
     options = dict(params, mix=mix, adapt=adapt, block_size=parse_size(params["block_size"]), **layout)
     try:
         Settings.make(**options, counting=counting_level(model))  # bad options fail here, before any input is read
