@@ -14,7 +14,10 @@ counting models mixed in see more of each, for fewer bytes at less speed (gpt-la
 1.365 bits per byte in 3,312 MiB with the default's ~196 rows, 1.345 in 1,770 MiB with 64, 1.334 in
 1,306 MiB with 32, 1.335 with 16); -9 adds larger counting tables (level 7's, 1,260 MiB a group: when format 12 mixed
 cm version 9's models in, level 9's 2 GiB of tables took -9 to a 3.3 GiB peak on alice29.txt; with version 11's, level
-8's held it at 2.8 GiB; with version 26's, level 8's, 2,164 MiB a group, took it to 3,571 MiB).
+8's held it at 2.8 GiB; with version 26's, level 8's, 2,164 MiB a group, took it to 3,571 MiB), and counts a block of
+over 1 MiB alone at level 8 (``large``: tables of 2,164 MiB at most, made and freed before the groups make theirs):
+where -9 gives the model up on such a block it then writes no more than cm-9 about (world192.txt 280,269 -> 278,436
+bytes, bible.txt 612,706 -> 610,618, at compressing peaks of 2,544 and 2,565 MiB).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class Level:
     tables: int | None = None
     lead: int | None = None  # percent below counting's cost the mixed coder must keep (< 0: it may trail)
     trial: str | None = None  # a faster model that must be ahead of counting at a block's 16th first (Settings.trial)
+    large: int | None = None  # the counting level a block over 1 MiB is counted alone at (Settings.large_level)
 
     @property
     def flags(self) -> str:
@@ -57,12 +61,13 @@ class Level:
         parts += [f"tables {self.tables}"] if self.tables else []
         parts += [f"lead {self.lead}%"] if self.lead is not None else []
         parts += [f"trial {self.trial}"] if self.trial else []
+        parts += [f"large blocks counted at {self.large}"] if self.large else []
         return ", ".join(parts)
 
     def options(self) -> dict:
         """Settings.make's options for this level (what LMCompressor takes beside the model)."""
         return dict(mix=self.mix, adapt=self.adapt, rows=self.rows, tables=self.tables, lead=self.lead,
-                    trial=self.trial)
+                    trial=self.trial, large=self.large)
 
 
 # -6 … -9 give the mixed coder up only once it trails counting by 3% (the default's: once it is not 1%
@@ -78,7 +83,7 @@ LEVELS: dict[int, Level] = {
     5: Level("gpt-large", mix=True), 6: Level("gpt-large", mix=True, rows=64, lead=PATIENT),
     7: Level("gpt-large", mix=True, adapt=True, rows=64, lead=PATIENT, trial=TRIAL),
     8: Level("gpt-large", mix=True, adapt=True, rows=32, lead=PATIENT, trial=TRIAL),
-    9: Level("gpt-large", mix=True, adapt=True, rows=32, tables=7, lead=PATIENT, trial=TRIAL),
+    9: Level("gpt-large", mix=True, adapt=True, rows=32, tables=7, lead=PATIENT, trial=TRIAL, large=8),
 }
 DEFAULT = 4  # what `lmzip compress` does without a level: the default model with counting mixed in
 

@@ -62,7 +62,8 @@ MIX_VERSION = 26  # lmzip.cm.mix.CM_VERSION
 # A block of over COUNTED_LARGE bytes is counted at LARGE_COUNTED_LEVEL at least (measured in version 9: level 7's
 # 576 MiB of tables, which its blocks fill): bible.txt 647,904 -> 643,357 bytes, the default's compressing peak
 # 1,018 -> 1,040 MiB (the groups' tables, made after these are freed, set it), world192.txt 307,850 -> 303,931;
-# level 8 wrote bible.txt in 640,786 at 1,483 MiB. A smaller block's recount keeps to COUNTED_LEVEL, by its size.
+# level 8 wrote bible.txt in 640,786 at 1,483 MiB. A smaller block's recount keeps to COUNTED_LEVEL, by its size. A
+# level may count large blocks higher (lmzip.levels.Level.large: -9 at 8, Settings.large_level).
 # The counted frames ran cm version 10 (not the mixed frames' 9 then): over the bench through the command line the
 # default wrote 0.57% less (1.378 -> 1.370 bits per byte; bible 643,357 -> 637,055, world192 -1.6%, obj2 -1.1%; pic
 # +0.7%, grammar.lsp +1.7%), in ~1.3x the time where a file stays counted (bible.txt 51.4 -> 65.6 s compressing,
@@ -145,8 +146,9 @@ class Settings:
     mix_version: int = MIX_VERSION  # with mix: the cm version of the counting models mixed in (format 11's: 1)
     match: bool = False  # decoding a file of format 8-10 with mix: its token match model (lmzip.coding.legacy)
     counted_level: int = COUNTED_LEVEL  # with mix: the level a block is also counted alone at (over COUNTED_LARGE bytes
-    # LARGE_COUNTED_LEVEL at least; a smaller one's recount no higher)
+    # large_level at least; a smaller one's recount no higher)
     lead: int = LEAD  # with mix: how far ahead of counting the mixed coder must stay (levels may set < 0)
+    large_level: int = LARGE_COUNTED_LEVEL  # with mix: the least level a block over COUNTED_LARGE bytes is counted at
     trial: str | None = None  # with mix: a faster model first coded to the judging point of each block (the
     # budget's start); where it is behind counting there, the block stays counted without this model's slower run
 
@@ -155,7 +157,8 @@ class Settings:
              adapt_steps: int | None = None, seed: int | None = None, segment: int | None = None,
              adapt_block: int | None = None, rows: int | None = None, groups: int | None = None, device: str = "cpu",
              threads: int | None = None, block_size: int | None = None, counting: int | None = None,
-             tables: int | None = None, lead: int | None = None, trial: str | None = None) -> Settings:
+             tables: int | None = None, lead: int | None = None, trial: str | None = None,
+             large: int | None = None) -> Settings:
         """The settings for these options, every default applied here and nowhere else (``adapt_block``: the
         former name of ``adapt_steps``)."""
         adapt_steps = adapt_block if adapt_steps is None else adapt_steps
@@ -175,6 +178,8 @@ class Settings:
             raise ValueError("the counting level must be 1..9")
         if tables is not None and not (mix and 1 <= tables <= 9):
             raise ValueError("the counting tables' level must be 1..9, and needs --mix")
+        if large is not None and not (mix and 1 <= large <= 9):
+            raise ValueError("the level large blocks are counted at must be 1..9, and needs --mix")
         if trial is not None and not mix:
             raise ValueError("a trial model needs --mix")
         if counting is not None and (mix or adapt):
@@ -190,12 +195,12 @@ class Settings:
             counts = SCRATCH_ARITH
         return cls(mix, cfg, seed, segment, rows, groups, device, threads, counts, block_size or BLOCK_SIZE, counting,
                    tables or MIX_LEVEL, counted_level=max(tables or 0, COUNTED_LEVEL),
-                   lead=LEAD if lead is None else lead, trial=trial)
+                   lead=LEAD if lead is None else lead, trial=trial, large_level=large or LARGE_COUNTED_LEVEL)
 
     def counted_for(self, n: int) -> tuple[int, int | None]:
         """With mix: the cm level and version a block of ``n`` bytes is also counted alone at (None: the level's)."""
         if n > COUNTED_LARGE:
-            return max(self.counted_level, LARGE_COUNTED_LEVEL), COUNTED_VERSION
+            return max(self.counted_level, self.large_level), COUNTED_VERSION
         return SMALL_COUNTED_LEVEL, None
 
     def recount_for(self, n: int) -> tuple[int, int] | None:

@@ -130,3 +130,20 @@ def test_a_levels_tables_are_the_mixed_and_the_counted_ones():
     for bad in (dict(tables=9), dict(mix=True, tables=10)):
         with pytest.raises(ValueError, match="tables"):
             st.Settings.make(**bad)
+
+
+def test_a_level_may_count_large_blocks_above_its_tables():
+    """``large`` sets the level a block over COUNTED_LARGE bytes is counted alone at, apart from the tables mixed in
+    (-9: tables 7, a large block counted at 8, whose 2 GiB of tables a small block's recount never takes: it keeps to
+    the tables' level and what its length fills); it needs --mix."""
+    from lmzip.coding import settings as st
+
+    nine = st.Settings.make(**levels.LEVELS[9].options())
+    assert (nine.mix_level, nine.counted_level, nine.large_level) == (7, 7, 8)
+    assert nine.counted_for(st.COUNTED_LARGE + 1) == (8, st.COUNTED_VERSION)
+    assert nine.recount_for(st.COUNTED_LARGE) == (7, st.COUNTED_VERSION)
+    assert nine.recount_for(4000) == (2, st.COUNTED_VERSION)  # 4000 bytes, 12 bits: no more than level 2 fills
+    assert st.Settings.make(mix=True, large=3).counted_for(st.COUNTED_LARGE + 1)[0] == st.COUNTED_LEVEL
+    for bad in (dict(large=8), dict(mix=True, large=0)):
+        with pytest.raises(ValueError, match="large blocks"):
+            st.Settings.make(**bad)
