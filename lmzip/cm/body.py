@@ -72,6 +72,9 @@ in version 12 any row):
  (version 26) version 25's models less nine: models 20, 25, 26, 36-38, 45, 57, 63 (version 25's rows 18, 23, 24,
    34-36, 43, 55, 61: lmzip.cm.sizes.DROPPED); their contexts are computed as before, `pick` leaves them out of the
    rows a version 26 table looks up (``KEEP``; its model k + 2 is row k)
+ (version 27) version 26's models; where the image model is on and most recent bytes are blank (0 or 255), the
+   words, indirect, clause, character-group and field models' inputs are 0 (lmzip.cm.model.ON_IMAGES), and a weight
+   set no bit has chosen starts as a copy of the match/orders state's (lmzip.cm.loop.fresh_rows)
 The version (lmzip.cm.format.VERSIONS) fixes which models run: the arrays a loop is given have their
 rows (``ht``, ``sm``, the mixers' inputs, the image tables: lmzip.cm.sizes), so the compiled helpers read it from
 the shapes and every earlier version decodes through the same code.

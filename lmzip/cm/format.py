@@ -61,8 +61,11 @@ and phrases (the line key + the word and the one or two before it, the line's fi
 0.07% fewer over the sample, 0.39% on world192's first 512 KiB; version 26 (FEWER) runs version 25's models less
 nine that add next to nothing to the kinds set's files (lmzip.cm.sizes.DROPPED: silenced one at a time, none adds more
 than 0.02% to any of the kinds set's ten 100 KB files, most make them smaller; all nine together nothing to six
-0.8-1 MB files of the training corpora) for ~16-20% more speed and 13% less memory; it is what levels 7-9 write
-(`version_for`), levels 1-6 writing version 2.
+0.8-1 MB files of the training corpora) for ~16-20% more speed and 13% less memory; version 27 (SETTLED) runs version
+26's models, starts a first-layer weight set no bit has chosen yet from the match/orders state's set in use (not from
+1/32 everywhere: small files 0.1-0.8% fewer bytes, lmzip.cm.loop.fresh_rows), and silences the text models (words,
+indirect, clauses, character groups, fields) where the image model is on (calgary/pic 1.5%, a line drawing 3.8%
+fewer bytes); it is what levels 7-9 write (`version_for`), levels 1-6 writing version 2.
 Earlier versions decode as they were written, through the same loop with their own tables.
 
 A header can only ask for the tables of a level 1..9 (their size is fixed by the level, from version 15 and the
@@ -78,10 +81,11 @@ import struct
 from lmzip.errors import FormatError
 
 MAGIC = b"LMCM"
-VERSION = 26  # the newest version, what levels from HEAVY on write
-VERSIONS = tuple(range(1, 27))  # what this build reads: 1 to VERSION
+VERSION = 27  # the newest version, what levels from HEAVY on write
+VERSIONS = tuple(range(1, 28))  # what this build reads: 1 to VERSION
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
+SETTLED = 27  # the first version whose fresh weight sets start from the state's, its text models silent on images
 FEWER = 26  # the first version that leaves out version 25's idlest contexts (lmzip.cm.sizes.DROPPED)
 FIELDS = 25  # the first version with the field and phrase contexts (lmzip.cm.fields)
 GROUPS = 24  # the first version with the character-group contexts (lmzip.cm.groups)

@@ -233,25 +233,34 @@ def mixer_span(k, groups, width):
 
 
 @njit(cache=True, inline="always")
-def fresh_rows(w1, sel, wn, start):
+def fresh_rows(w1, sel, wn, start, settled):
     """Each chosen row of ``w1`` no bit has used yet (``wn``: each set's uses) given its start weights, where the
     rows start as zeros (start[0] > 0: memory a short input never chooses is never touched; the same bytes); the
-    mixed loop's start[1]: the language model's input's, its last column (lmzip.cm.mix)."""
-    if start[0] > 0:
+    mixed loop's start[1]: the language model's input's, its last column (lmzip.cm.mix). Version 27 (``settled``):
+    the match/orders state's set (mixer 1's, chosen every bit, so the first to learn) starts so, and every other
+    fresh row starts as a copy of it: what the mixers learned of the inputs so far, not 1/32 each."""
+    if start[0] <= 0:
+        return
+    for k in range(sel.shape[0]):
+        if wn[sel[k]] == 0 and (not settled or k == 1):
+            w1[sel[k], :] = start[0]
+            if start.shape[0] > 1:
+                w1[sel[k], w1.shape[1] - 1] = start[1]
+    if settled:
+        s = sel[1]
         for k in range(sel.shape[0]):
-            if wn[sel[k]] == 0:
-                w1[sel[k], :] = start[0]
-                if start.shape[0] > 1:
-                    w1[sel[k], w1.shape[1] - 1] = start[1]
+            if k != 1 and wn[sel[k]] == 0:
+                for i in range(w1.shape[1]):
+                    w1[sel[k], i] = w1[s, i]
 
 
 @njit(cache=True, inline="always")
-def bit_mix(tables, work, h, at, seen, gate, n_mix):
+def bit_mix(tables, work, h, at, seen, gate, n_mix, settled):
     """The first-layer mixers (the first ``n_mix``: counting's; weight sets by the match/orders state, the image
     model's, and those `bit_sets` chose: the partial byte, version 6 the types, version 13's two group mixers (the
     last two) the word's length and the last byte's type, the previous byte; version 17 the text's shape and spacing)
-    and the final mixer over the inputs in ``x`` (its weight sets: `final_sets`, `mix`); returns its output
-    (stretched)."""
+    and the final mixer over the inputs in ``x`` (its weight sets: `final_sets`, `mix`; fresh ones: `fresh_rows`);
+    returns its output (stretched)."""
     w1, wf = tables[3], tables[4]
     x, xf, sel = work[0], work[1], work[2]
     c0, c4, j = at
@@ -260,7 +269,7 @@ def bit_mix(tables, work, h, at, seen, gate, n_mix):
     sel[1] = SET_ST + s2
     if n_mix >= 6:
         s2 = image_sets(sel, SET_TYPES, iset, s2, gate)
-    fresh_rows(w1, sel, work[10], work[13])
+    fresh_rows(w1, sel, work[10], work[13], settled)
     wide = miss_sets(wf)  # version 16: the first final set by the misses too, not where the image model chooses it
     final_sets(work[12], s2, c0, c4, misses(work[12]) if wide and iset <= 0 else 0, wide)
     return mix(w1, wf, x, xf, sel, work[11], work[12])

@@ -268,7 +268,7 @@ def _byte(encode, coder, model, segs, shared, walk, r, tbyte, work, ready):
             slm = stretch(1 if plm < 1 else (4095 if plm > 4095 else plm))
             lmq = (slm + 2048) >> 7
             x[x_lm], sel[n_mix] = slm, set_lm + lmq * 8 + j
-            df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix)
+            df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix, False)
             pm = sq(df)
             p = refine(apms, aj, pm, c4, c0, mi, six, ik, work[12], h[TYPES] & 7)  # version 16's misses stage, if any
             if tail:

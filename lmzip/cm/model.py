@@ -29,10 +29,10 @@ from lmzip.cm.body import bucket_ask, bucket_find, state_ask
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
 from lmzip.cm.fields import AT as FIELDS_AT
-from lmzip.cm.format import CALIBRATED, LEAN, MISSES, SHAPES, SIZED, version_for
+from lmzip.cm.format import CALIBRATED, LEAN, MISSES, SETTLED, SHAPES, SIZED, version_for
 from lmzip.cm.groups import AT as GROUPS_AT
 from lmzip.cm.history import C4, N_STATE, TYPES, W0
-from lmzip.cm.image import IMAGE_BITS
+from lmzip.cm.image import FLAT, IMAGE_BITS
 from lmzip.cm.jitcache import UNCOUNTED
 from lmzip.cm.loop import (
     GROUP_SETS,
@@ -99,6 +99,7 @@ class Tables:
     start: int = 0  # w1's start weight where its rows start as zeros and take it when first chosen (0: filled)
     span: int = 0  # the contexts the per-byte machinery computes (lmzip.cm.sizes.n_contexts; version 26: > ht's rows;
     # 0: as many as ht has rows)
+    settled: bool = False  # version 27 (SETTLED): fresh weight sets start from the state's; text models quiet on images
 
     def __post_init__(self) -> None:
         """A table made without ``span`` (lmzip.cm.mix1's) computes a context per row of ``ht``."""
@@ -210,6 +211,7 @@ def allocate(level: int, version: int | None = None, length: int | None = None) 
         ways=n_ways(version),
         start=first_weight(version) if lazy else 0,
         span=n_contexts(version),
+        settled=version >= SETTLED,
     )
 
 
@@ -220,6 +222,9 @@ OFF_RUN, OFF_INDIRECT = 128, 256  # version 3's (its fifth mixer stays)
 OFF_CLAUSES = 512  # versions 19-20's clauses, line key and letters (lmzip.cm.clauses, lmzip.cm.letters)
 OFF_GROUPS = 1024  # version 24's character groups (lmzip.cm.groups)
 OFF_FIELDS = 2048  # version 25's field and phrase contexts (lmzip.cm.fields)
+# version 27: the inputs silent where the image model is on (bilevel images: pixels, not text; its order, record,
+# run, match and image inputs stay)
+ON_IMAGES = OFF_WORDS | OFF_INDIRECT | OFF_CLAUSES | OFF_GROUPS | OFF_FIELDS
 
 
 def _mask(off: int, t: Tables, silence: tuple[int, ...] = ()) -> np.ndarray:
@@ -307,7 +312,8 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
             np.zeros(4, dtype=np.int64))
     at = np.array([0, 0, (n + len(marks) - 1) // max(1, len(marks))], dtype=np.int64)  # the next byte, mark, its byte
     while True:
-        used = _code(encode, src, buf, n, st, t.arrays, (mask, masked, no_sse), marks, t.ways, (work, out, hist, at))
+        how = (mask, masked, no_sse, _mask(ON_IMAGES, t), t.settled)
+        used = _code(encode, src, buf, n, st, t.arrays, how, marks, t.ways, (work, out, hist, at))
         if at[0] == n:
             return out[:used]
         out = np.concatenate((out, np.empty(len(out) + 1024, dtype=np.uint8)))  # the encoder's output is full
@@ -335,10 +341,12 @@ def _code_bit(encode, st, out, src, buf, i, j, p):
 
 
 @njit(**UNCOUNTED)
-def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
-    """Code bytes at[0] … n - 1 (``state``: the work arrays, the output, the histories, ``at``); returns the payload's
-    length, and stops early, at a byte's start, where the encoder's output has no room for another byte."""
-    mask, masked, no_sse = off
+def _code(encode, src, buf, n, st, tables, how, marks, ways, state):
+    """Code bytes at[0] … n - 1 (``how``: an ablation's mask, whether it masks, whether it skips the SSE; version 27's
+    mask where the image model is on, and whether it is version 27; ``state``: the work arrays, the output, the
+    histories, ``at``); returns the payload's length, and stops early, at a byte's start, where the encoder's output has
+    no room for another byte."""
+    mask, masked, no_sse, on_images, settled = how
     work, out, (hist, last, lastd, gate), at = state
     apm1, apm2, apm3 = tables[5], tables[6], tables[7]
     nb_mask = (tables[0].shape[1] >> 4) - 1
@@ -376,7 +384,9 @@ def _code(encode, src, buf, n, st, tables, off, marks, ways, state):
             nib, known, mi, ei, li, iset, ik = bit_inputs(tables, work, h, buf, 0, (c0, c1, j), expect, gate)
             if masked:
                 x *= mask
-            df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix)
+            if settled and work[6][0] >= 0 and gate[FLAT] >= 128:  # a bilevel image, mostly blank: text models silent
+                x *= on_images
+            df = bit_mix(tables, work, h, (c0, c4, j), (known, mi, expect[3], iset), gate, n_mix, settled)
             pm = sq(df)
             p = refine((apm1, apm2, apm3), aj, pm, c4, c0, mi, six, ik, work[12], h[TYPES] & 7)
             if tail:
