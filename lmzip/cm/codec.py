@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 
 from lmzip.cm import format as fmt
-from lmzip.cm import x86
+from lmzip.cm import order0, x86
 from lmzip.cm.model import allocate, run
 from lmzip.errors import FormatError, IntegrityError
 
@@ -30,19 +30,27 @@ def compress(data: bytes, level: int = DEFAULT_LEVEL, marks: np.ndarray | None =
     if not data:
         return head
     src = np.frombuffer(data, dtype=np.uint8)
+    if version == fmt.ORDER0:
+        return head + order0.encode(src).tobytes()
     filt = x86.choose(src) if version >= fmt.X86 else x86.NONE
     payload = run(True, x86.forward(src, filt), len(data), allocate(level, version, len(data)), marks=marks)
     named = bytes([filt]) if version >= fmt.X86 else b""  # version 21 on: the payload's first byte names the filter
+    if version >= fmt.SETTLED:  # the order-0 model alone where it codes smaller (bytes drawn independently)
+        alone = order0.encode(src)
+        if len(alone) < len(named) + len(payload):
+            return fmt.pack(level, len(data), zlib.crc32(data), fmt.ORDER0) + alone.tobytes()
     return head + named + payload.tobytes()
 
 
 def decompress(blob: bytes) -> bytes:
     """The original bytes of a `compress` blob; FormatError/IntegrityError (one line) if it is damaged."""
     level, length, crc, version = fmt.parse(blob)
+    src = np.frombuffer(blob, dtype=np.uint8)[fmt.HEADER_BYTES:]
     if length == 0:
         out = b""
+    elif version == fmt.ORDER0:
+        out = order0.decode(src, length).tobytes()
     else:
-        src = np.frombuffer(blob, dtype=np.uint8)[fmt.HEADER_BYTES:]
         filt = x86.NONE
         if version >= fmt.X86:
             filt, src = int(src[0]), src[1:]

@@ -65,7 +65,9 @@ than 0.02% to any of the kinds set's ten 100 KB files, most make them smaller; a
 26's models, starts a first-layer weight set no bit has chosen yet from the match/orders state's set in use (not from
 1/32 everywhere: small files 0.1-0.8% fewer bytes, lmzip.cm.loop.fresh_rows), and silences the text models (words,
 indirect, clauses, character groups, fields) where the image model is on (calgary/pic 1.5%, a line drawing 3.8%
-fewer bytes); it is what levels 7-9 write (`version_for`), levels 1-6 writing version 2.
+fewer bytes); it is what levels 7-9 write (`version_for`), levels 1-6 writing version 2; version 28 (ORDER0) is an
+adaptive order-0 model alone, no tables, written instead of version 27 where it codes the input smaller (bytes drawn
+independently: lmzip.cm.order0; its payload has no filter byte).
 Earlier versions decode as they were written, through the same loop with their own tables.
 
 A header can only ask for the tables of a level 1..9 (their size is fixed by the level, from version 15 and the
@@ -81,11 +83,12 @@ import struct
 from lmzip.errors import FormatError
 
 MAGIC = b"LMCM"
-VERSION = 27  # the newest version, what levels from HEAVY on write
-VERSIONS = tuple(range(1, 28))  # what this build reads: 1 to VERSION
+VERSION = 28  # the newest version
+VERSIONS = tuple(range(1, 29))  # what this build reads: 1 to VERSION
 LEVELS = range(1, 10)
 DEFAULT_LEVEL = 6
-SETTLED = 27  # the first version whose fresh weight sets start from the state's, its text models silent on images
+ORDER0 = 28  # an adaptive order-0 model alone, written where it codes smaller than the level's (lmzip.cm.order0)
+SETTLED = 27  # what levels from HEAVY on write: fresh weight sets start from the state's, text models quiet on images
 FEWER = 26  # the first version that leaves out version 25's idlest contexts (lmzip.cm.sizes.DROPPED)
 FIELDS = 25  # the first version with the field and phrase contexts (lmzip.cm.fields)
 GROUPS = 24  # the first version with the character-group contexts (lmzip.cm.groups)
@@ -112,8 +115,9 @@ LIGHT = 2  # the version levels below HEAVY write (lmzip 0.7 reads it)
 
 
 def version_for(level: int) -> int:
-    """The version a new stream of ``level`` is written in."""
-    return VERSION if level >= HEAVY else LIGHT
+    """The version a new stream of ``level`` is written in (where ORDER0 codes it smaller, that instead:
+    lmzip.cm.codec.compress)."""
+    return SETTLED if level >= HEAVY else LIGHT
 
 
 def max_length(payload_bytes: int) -> int:

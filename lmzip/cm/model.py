@@ -29,7 +29,7 @@ from lmzip.cm.body import bucket_ask, bucket_find, state_ask
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
 from lmzip.cm.fields import AT as FIELDS_AT
-from lmzip.cm.format import CALIBRATED, LEAN, MISSES, SETTLED, SHAPES, SIZED, version_for
+from lmzip.cm.format import CALIBRATED, LEAN, MISSES, ORDER0, SETTLED, SHAPES, SIZED, version_for
 from lmzip.cm.groups import AT as GROUPS_AT
 from lmzip.cm.history import C4, N_STATE, TYPES, W0
 from lmzip.cm.image import FLAT, IMAGE_BITS
@@ -173,6 +173,8 @@ def table_bytes(level: int, version: int | None = None, length: int | None = Non
     """The memory the tables of a level take (in cm ``version``, else the level's; for an input of ``length`` bytes,
     None: the largest), computed from the sizes alone."""
     version = version_for(level) if version is None else version
+    if version == ORDER0:  # lmzip.cm.order0: its 256 x 2 counts
+        return 4096
     tb, mb = table_bits(level, version, length)
     return (4 * (n_hashed(version) << tb) + 4 * 2 * 65536 + 4 * int(np.prod(sm_shape(version)))
             + 4 * n_inputs(version) * n_sets(version) + 4 * n_final(version) * (n_mix(version) + 1)
