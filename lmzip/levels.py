@@ -41,7 +41,7 @@ class Level:
     tables: int | None = None
     lead: int | None = None  # percent below counting's cost the mixed coder must keep (< 0: it may trail)
     trial: str | None = None  # a faster model that must be ahead of counting at a block's 16th first (Settings.trial)
-    large: int | None = None  # the counting level a block over 1 MiB is counted alone at (Settings.large_level)
+    large: int | None = None  # the least counting level a block over 1 MiB is counted alone at (Settings.large_level)
 
     @property
     def flags(self) -> str:

@@ -38,6 +38,8 @@ def compress(data: bytes, level: int = DEFAULT_LEVEL, marks: np.ndarray | None =
     if version >= fmt.SETTLED:  # the order-0 model alone where it codes smaller (bytes drawn independently)
         alone = order0.encode(src)
         if len(alone) < len(named) + len(payload):
+            if marks is not None:  # the profile of the payload kept, as far as the mixers' says where its bytes went
+                marks[:] = marks * len(alone) // (len(named) + len(payload))
             return fmt.pack(level, len(data), zlib.crc32(data), fmt.ORDER0) + alone.tobytes()
     return head + named + payload.tobytes()
 

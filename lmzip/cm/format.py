@@ -106,7 +106,7 @@ _HEAD = struct.Struct("<4sBBQI")
 HEADER_BYTES = _HEAD.size
 
 
-def pack(level: int, length: int, crc: int, version: int = VERSION) -> bytes:
+def pack(level: int, length: int, crc: int, version: int = SETTLED) -> bytes:
     """The header for a blob of `length` original bytes coded at `level` by cm `version`."""
     return _HEAD.pack(MAGIC, version, level, length, crc)
 

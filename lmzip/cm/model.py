@@ -189,6 +189,8 @@ def allocate(level: int, version: int | None = None, length: int | None = None) 
     """Fresh tables for a level and cm version (else the level's) and an input of ``length`` bytes (`table_bits`):
     every probability 1/2, first-layer weights `first_weight`, APMs the identity."""
     version = version_for(level) if version is None else version
+    if version == ORDER0:
+        raise ValueError(f"cm version {ORDER0} (lmzip.cm.order0) has no tables")
     tb, mb = table_bits(level, version, length)
     half = np.uint32((1 << 21) << 10)  # p = 1/2 with count 0 for the state maps
     lazy = n_long(version) > 0  # version 5 on counts each weight set's uses: a row never chosen is never touched

@@ -25,8 +25,10 @@ def _p(n0: int, n1: int) -> int:
 @njit(**UNCOUNTED)
 def _code(encode, src, buf, n, st, out, counts):
     """Bytes 0 … n - 1 coded (encoding: read from ``buf``; decoding: written there from ``src``; ``counts``: each node's
-    0s and 1s, zeros at the start); the payload's length."""
+    0s and 1s, zeros at the start); the payload's length, or -1 where the encoder's output had no room for a byte."""
     for i in range(n):
+        if encode and st[3] + 16 > out.shape[0]:  # a byte writes at most 8 x 16 bits' worth: stop before it could
+            return -1
         c0 = 1
         for j in range(8):
             p = _p(counts[c0, 0], counts[c0, 1])
@@ -50,12 +52,17 @@ def _counts() -> np.ndarray:
     return np.zeros((256, 2), dtype=np.int64)
 
 
-def encode(data: np.ndarray) -> np.ndarray:
-    """The payload of ``data`` (uint8) under the order-0 model."""
+def encode(data: np.ndarray, room: int | None = None) -> np.ndarray:
+    """The payload of ``data`` (uint8) under the order-0 model (``room``: the output buffer's first size; where a
+    payload outgrows it, coded again in twice the room)."""
     buf = np.array(data, dtype=np.uint8)
-    out = np.empty(len(buf) + len(buf) // 8 + 1024, dtype=np.uint8)  # KT: 8 bits a byte + ~(log2(n)/2 + 1) a node
-    used = _code(True, np.zeros(1, dtype=np.uint8), buf, len(buf), new_state(), out, _counts())
-    return out[:used]
+    room = len(buf) + len(buf) // 8 + 1024 if room is None else room  # KT: ~8 bits a byte + ~log2(n)/2 + 1 a node
+    while True:
+        out = np.empty(room, dtype=np.uint8)
+        used = _code(True, np.zeros(1, dtype=np.uint8), buf, len(buf), new_state(), out, _counts())
+        if used >= 0:
+            return out[:used]
+        room *= 2
 
 
 def decode(payload: np.ndarray, n: int) -> np.ndarray:

@@ -251,7 +251,7 @@ def test_version_27_codes_a_bitmap_smaller_with_its_text_models_silent(data):
     from lmzip.cm import model
 
     v26, v27 = (cm.compress(data, fmt.HEAVY, version=v) for v in (26, 27))
-    assert len(v27) < len(v26) and cm.decompress(v27) == data
+    assert (len(v26), len(v27)) == {4096: (104, 96), 16384: (113, 104)}[len(data)] and cm.decompress(v27) == data
     t = model.allocate(fmt.HEAVY, 27, len(data))
     assert t.settled and not model.allocate(fmt.HEAVY, 26, len(data)).settled
     quiet = model._mask(model.ON_IMAGES, t)

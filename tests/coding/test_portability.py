@@ -125,7 +125,7 @@ def cases(threads: int = 1) -> dict:
         out[f"{name}-adapt"] = (alice[:200], registry.load(name), Settings.make(adapt=True, adapt_steps=16,
                                                                               threads=threads))
     out["counting"] = (alice, None, Settings.make(counting=1, threads=threads))  # lmzip.cm: the file's digest
-    out["counting-heavy"] = (alice, None, Settings.make(counting=7, threads=threads))  # the newest cm version's models
+    out["counting-heavy"] = (alice, None, Settings.make(counting=7, threads=threads))  # levels 7-9's models
     from tests.cm.test_cm import _bitmap  # the image model of cm version 2 at work, and of version 9
 
     out["counting-image"] = (_bitmap(), None, Settings.make(counting=1, threads=threads))
