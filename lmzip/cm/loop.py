@@ -236,8 +236,8 @@ def mixer_span(k, groups, width):
 def fresh_rows(w1, sel, wn, start, settled):
     """Each chosen row of ``w1`` no bit has used yet (``wn``: each set's uses) given its start weights, where the
     rows start as zeros (start[0] > 0: memory a short input never chooses is never touched; before version 27 the same
-    bytes as rows filled at the start); the
-    mixed loop's start[1]: the language model's input's, its last column (lmzip.cm.mix). Version 27 (``settled``):
+    bytes as rows filled at the start); the mixed loop's start[1]: the language model's input's, its last column
+    (lmzip.cm.mix). Version 27 (``settled``):
     the match/orders state's set (mixer 1's, chosen every bit, so the first to learn) starts so, and every other
     fresh row starts as a copy of it: what the mixers learned of the inputs so far, not 1/32 each."""
     if start[0] <= 0:

@@ -315,8 +315,8 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
     hist = (np.zeros((1, N_STATE), dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64),
             np.zeros(4, dtype=np.int64))
     at = np.array([0, 0, (n + len(marks) - 1) // max(1, len(marks))], dtype=np.int64)  # the next byte, mark, its byte
+    how = (mask, masked, no_sse, _mask(ON_IMAGES, t), t.settled)
     while True:
-        how = (mask, masked, no_sse, _mask(ON_IMAGES, t), t.settled)
         used = _code(encode, src, buf, n, st, t.arrays, how, marks, t.ways, (work, out, hist, at))
         if at[0] == n:
             return out[:used]
