@@ -42,6 +42,7 @@ class Level:
     lead: int | None = None  # percent below counting's cost the mixed coder must keep (< 0: it may trail)
     trial: str | None = None  # a faster model that must be ahead of counting at a block's 16th first (Settings.trial)
     large: int | None = None  # the least counting level a block over 1 MiB is counted alone at (Settings.large_level)
+    primed: bool = False  # a block counted alone runs over a primer first where one fits it (lmzip.cm.primers)
 
     @property
     def flags(self) -> str:
@@ -62,12 +63,13 @@ class Level:
         parts += [f"lead {self.lead}%"] if self.lead is not None else []
         parts += [f"trial {self.trial}"] if self.trial else []
         parts += [f"large blocks counted at {self.large}"] if self.large else []
+        parts += ["primed counting"] if self.primed else []
         return ", ".join(parts)
 
     def options(self) -> dict:
         """Settings.make's options for this level (what LMCompressor takes beside the model)."""
         return dict(mix=self.mix, adapt=self.adapt, rows=self.rows, tables=self.tables, lead=self.lead,
-                    trial=self.trial, large=self.large)
+                    trial=self.trial, large=self.large, primed=self.primed)
 
 
 # -6 … -9 give the mixed coder up only once it trails counting by 3% (the default's: once it is not 1%
@@ -81,9 +83,9 @@ LEVELS: dict[int, Level] = {
     1: Level("cm"), 2: Level("lstm-small", mix=True), 3: Level("lstm-small", mix=True, rows=64),
     4: Level("gpt-wide", mix=True),
     5: Level("gpt-large", mix=True), 6: Level("gpt-large", mix=True, rows=64, lead=PATIENT),
-    7: Level("gpt-large", mix=True, adapt=True, rows=64, lead=PATIENT, trial=TRIAL),
-    8: Level("gpt-large", mix=True, adapt=True, rows=32, lead=PATIENT, trial=TRIAL),
-    9: Level("gpt-large", mix=True, adapt=True, rows=32, tables=7, lead=PATIENT, trial=TRIAL, large=8),
+    7: Level("gpt-large", mix=True, adapt=True, rows=64, lead=PATIENT, trial=TRIAL, primed=True),
+    8: Level("gpt-large", mix=True, adapt=True, rows=32, lead=PATIENT, trial=TRIAL, primed=True),
+    9: Level("gpt-large", mix=True, adapt=True, rows=32, tables=7, lead=PATIENT, trial=TRIAL, large=8, primed=True),
 }
 DEFAULT = 4  # what `lmzip compress` does without a level: the default model with counting mixed in
 

@@ -86,6 +86,7 @@ def test_the_wheel_carries_the_corpora_and_the_models(wheel, record_property, ca
     missing = [c for c in corpora if f"lmzip/corpora/{c}" not in names]
     assert "MANIFEST.tsv" in corpora and "canterbury/alice29.txt" in corpora and not missing, missing
     assert "lmzip/bench/published.py" in names and "lmzip/weights/gpt-wide/model.safetensors" in names
+    assert "lmzip/weights/primers/text.txt.xz" in names  # counting's primers (lmzip.cm.primers)
 
 
 def test_the_installed_lmzip_benches_decompresses_and_serves_tar(installed):

@@ -29,7 +29,7 @@ from lmzip.cm.body import bucket_ask, bucket_find, state_ask
 from lmzip.cm.clauses import AT as CLAUSES_AT
 from lmzip.cm.coder import decode_bit, encode_bit, flush, new_state, start_decoder
 from lmzip.cm.fields import AT as FIELDS_AT
-from lmzip.cm.format import CALIBRATED, LEAN, MISSES, ORDER0, SETTLED, SHAPES, SIZED, version_for
+from lmzip.cm.format import CALIBRATED, LEAN, MISSES, ORDER0, PRIMED, SETTLED, SHAPES, SIZED, version_for
 from lmzip.cm.groups import AT as GROUPS_AT
 from lmzip.cm.history import C4, N_STATE, TYPES, W0
 from lmzip.cm.image import FLAT, IMAGE_BITS
@@ -65,6 +65,7 @@ from lmzip.cm.mixers import (
 )
 from lmzip.cm.orders import AT as ORDERS_AT
 from lmzip.cm.parts import SLOT_INIT, apm_init, clamp_p, sq
+from lmzip.cm.primers import LONGEST
 from lmzip.cm.run import RUN_STATES, n_ind, run_start
 from lmzip.cm.sizes import FULL, KEEP, n_contexts, n_ebyte, n_hashed, n_image, n_inputs, n_long, n_run, n_ways, sm_shape
 from lmzip.cm.sse import ENTRIES, FIRST, STAGES, counts_init, has_tail, tail_ask, tail_learn, tail_p
@@ -175,6 +176,8 @@ def table_bytes(level: int, version: int | None = None, length: int | None = Non
     version = version_for(level) if version is None else version
     if version == ORDER0:  # lmzip.cm.order0: its 256 x 2 counts
         return 4096
+    if version == PRIMED and length is not None:  # the primer's bytes are the history's first (lmzip.cm.primers)
+        length += LONGEST
     tb, mb = table_bits(level, version, length)
     return (4 * (n_hashed(version) << tb) + 4 * 2 * 65536 + 4 * int(np.prod(sm_shape(version)))
             + 4 * n_inputs(version) * n_sets(version) + 4 * n_final(version) * (n_mix(version) + 1)
@@ -293,17 +296,20 @@ def _mask_rows(off: int, t: Tables, rows: int, silence: tuple[int, ...]) -> np.n
 
 
 def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: np.ndarray | None = None,
-        silence: tuple[int, ...] = ()) -> np.ndarray:
+        silence: tuple[int, ...] = (), primer: np.ndarray | None = None) -> np.ndarray:
     """Encode src (n bytes) to a payload, or decode n bytes from the payload src (``off``: inputs
     silenced for an ablation, OFF_* bits, and ``silence``: hashed models, rows of ``ht``, silenced one by one; none
     in any file; ``marks``, K int64s: the encoder records there the payload's length after every K-th part of the
     input, its cost profile)."""
     marks = np.zeros(0, dtype=np.int64) if marks is None else marks
     st = new_state()
+    first = 0 if primer is None else len(primer)
     if encode:  # the loop reads the input as its history; the decoder fills its history as it goes
         buf, src = np.array(src[:n], dtype=np.uint8), np.zeros(1, dtype=np.uint8)
     else:
         buf, src = np.empty(n, dtype=np.uint8), np.array(src, dtype=np.uint8)  # writable: one compiled loop
+    if first:  # the primer's bytes are the history's first, learnt from but not coded
+        buf = np.concatenate((np.asarray(primer, dtype=np.uint8), buf))
     masked, no_sse, mask = bool(off & ~OFF_SSE) or bool(silence), bool(off & OFF_SSE), _mask(off, t, silence)
     out = np.empty(n // 2 + 1024, dtype=np.uint8) if encode else buf
     if not encode:
@@ -314,12 +320,13 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
     # distance between its last two sightings (the record model's), the image model's gate (lmzip.cm.image)
     hist = (np.zeros((1, N_STATE), dtype=np.int64), np.zeros(256, dtype=np.int64), np.zeros(256, dtype=np.int64),
             np.zeros(4, dtype=np.int64))
-    at = np.array([0, 0, (n + len(marks) - 1) // max(1, len(marks))], dtype=np.int64)  # the next byte, mark, its byte
+    at = np.array([0, 0, (n + len(marks) - 1) // max(1, len(marks)), first], dtype=np.int64)  # the next byte, mark,
+    # its byte, the first byte coded
     how = (mask, masked, no_sse, _mask(ON_IMAGES, t), t.settled)
     while True:
-        used = _code(encode, src, buf, n, st, t.arrays, how, marks, t.ways, (work, out, hist, at))
-        if at[0] == n:
-            return out[:used]
+        used = _code(encode, src, buf, first + n, st, t.arrays, how, marks, t.ways, (work, out, hist, at))
+        if at[0] == first + n:
+            return out[:used] if encode else buf[first:]
         out = np.concatenate((out, np.empty(len(out) + 1024, dtype=np.uint8)))  # the encoder's output is full
 
 
@@ -335,8 +342,11 @@ def _mark(marks, k_mark, next_mark, i, n, used):
 
 
 @njit(cache=True, inline="always")
-def _code_bit(encode, st, out, src, buf, i, j, p):
-    """Bit ``j`` of byte ``i`` coded with probability ``p`` (encoding: read from ``buf``; decoding: from ``src``)."""
+def _code_bit(encode, st, out, src, buf, i, j, p, first):
+    """Bit ``j`` of byte ``i`` coded with probability ``p`` (encoding: read from ``buf``; decoding: from ``src``; a
+    primer's byte, before ``first``: read from ``buf``, not coded)."""
+    if i < first:
+        return (np.int64(buf[i]) >> (7 - j)) & 1
     if encode:
         y = (np.int64(buf[i]) >> (7 - j)) & 1
         encode_bit(st, out, y, p)
@@ -361,7 +371,7 @@ def _code(encode, src, buf, n, st, tables, how, marks, ways, state):
     lr2 = final_rate(six)
     tail = has_tail(apm3)  # version 22: three more APM stages and the calibration (lmzip.cm.sse)
     h = hist[0]
-    k_mark, next_mark = at[1], at[2]
+    k_mark, next_mark, first = at[1], at[2], at[3]
     ht, base = tables[0], work[5]
     expect = (np.int64(0), np.int64(0), np.int64(0), np.int64(0))
     if at[0] < n:  # the first byte's contexts (each byte's next: at its last bit, while the mixers learn)
@@ -372,7 +382,7 @@ def _code(encode, src, buf, n, st, tables, how, marks, ways, state):
             return st[3]
         c4 = h[C4]
         c1 = c4 & 0xFF
-        lr1 = first_rate(i, six, slow)
+        lr1 = first_rate(i - first if i >= first else i, six, slow)  # a primer: the input starts the schedule again
         byte_sets(span_of(work), work[2], c4)
         c0 = 1
         for j in range(8):
@@ -397,7 +407,7 @@ def _code(encode, src, buf, n, st, tables, how, marks, ways, state):
                 p = tail_p(apm3, aj, pm, p, c4, c0, j, h[W0] if ik < 0 else -1)
             if no_sse:
                 p = clamp_p(16 * pm)
-            y = _code_bit(encode, st, out, src, buf, i, j, p)
+            y = _code_bit(encode, st, out, src, buf, i, j, p, first)
             bit_learn(tables, work, (nib, c0, c1, j), (mi, ei, li), y)
             if j == 3:  # the second nibble's blocks, asked for while the mixers learn
                 bucket_ask(ht, base, work[4], (c0 << 1) | y, nb_mask, ways)
@@ -409,7 +419,8 @@ def _code(encode, src, buf, n, st, tables, how, marks, ways, state):
             if tail:
                 tail_learn(apm3, aj, y)
             c0 = (c0 << 1) | y
-        k_mark, next_mark = _mark(marks, k_mark, next_mark, i, n, st[3])
+        if i >= first:
+            k_mark, next_mark = _mark(marks, k_mark, next_mark, i - first, n - first, st[3])
     at[0] = n
     if encode:
         flush(st, out)

@@ -151,6 +151,8 @@ class Settings:
     large_level: int = LARGE_COUNTED_LEVEL  # with mix: the least level a block over COUNTED_LARGE bytes is counted at
     trial: str | None = None  # with mix: a faster model first coded to the judging point of each block (the
     # budget's start); where it is behind counting there, the block stays counted without this model's slower run
+    primed: bool = False  # with mix: a block counted alone is counted in cm version 29 (PRIMED: over a primer first,
+    # where one fits it, lmzip.cm.primers), not COUNTED_VERSION
 
     @classmethod
     def make(cls, *, mix: bool = False, adapt: bool = False, adapt_lr: float | None = None,
@@ -158,7 +160,7 @@ class Settings:
              adapt_block: int | None = None, rows: int | None = None, groups: int | None = None, device: str = "cpu",
              threads: int | None = None, block_size: int | None = None, counting: int | None = None,
              tables: int | None = None, lead: int | None = None, trial: str | None = None,
-             large: int | None = None) -> Settings:
+             large: int | None = None, primed: bool = False) -> Settings:
         """The settings for these options, every default applied here and nowhere else (``adapt_block``: the
         former name of ``adapt_steps``)."""
         adapt_steps = adapt_block if adapt_steps is None else adapt_steps
@@ -182,6 +184,8 @@ class Settings:
             raise ValueError("the level large blocks are counted at must be 1..9, and needs --mix")
         if trial is not None and not mix:
             raise ValueError("a trial model needs --mix")
+        if primed and not mix:
+            raise ValueError("primed counting of blocks given up needs --mix (the counting levels run unprimed)")
         if counting is not None and (mix or adapt):
             raise ValueError("counting codes without a language model: --mix and --adapt need one")
         cfg = None
@@ -195,19 +199,27 @@ class Settings:
             counts = SCRATCH_ARITH
         return cls(mix, cfg, seed, segment, rows, groups, device, threads, counts, block_size or BLOCK_SIZE, counting,
                    tables or MIX_LEVEL, counted_level=max(tables or 0, COUNTED_LEVEL),
-                   lead=LEAD if lead is None else lead, trial=trial, large_level=large or LARGE_COUNTED_LEVEL)
+                   lead=LEAD if lead is None else lead, trial=trial, large_level=large or LARGE_COUNTED_LEVEL,
+                   primed=primed)
 
     def counted_for(self, n: int) -> tuple[int, int | None]:
         """With mix: the cm level and version a block of ``n`` bytes is also counted alone at (None: the level's)."""
         if n > COUNTED_LARGE:
-            return max(self.counted_level, self.large_level), COUNTED_VERSION
+            return max(self.counted_level, self.large_level), self.counted_version
         return SMALL_COUNTED_LEVEL, None
 
     def recount_for(self, n: int) -> tuple[int, int] | None:
         """With mix: where a block of ``n`` bytes ends up counted, the level and version it is counted again at
         (a small block's first pass, the budget's yardstick, is the light one), or None: counted so already."""
         # tables no larger than the block fills (11 KB: level 4, the same bytes as 6 without 6's setting up)
-        return None if n > COUNTED_LARGE else (min(self.counted_level, max(1, n.bit_length() - 10)), COUNTED_VERSION)
+        return None if n > COUNTED_LARGE else (min(self.counted_level, max(1, n.bit_length() - 10)),
+                                                self.counted_version)
+
+    @property
+    def counted_version(self) -> int:
+        """With mix: the cm version a block counted alone is written in (lmzip.cm.codec picks version 27 where
+        primed and no primer fits)."""
+        return cm_format.PRIMED if self.primed else COUNTED_VERSION
 
     @property
     def arith(self) -> int:

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from lmzip import api, levels
 from lmzip.cli.main import main
+from lmzip.cm import format as cm_format
 from lmzip.coding.settings import MIX_LEVEL
 from lmzip.models import registry
 
@@ -140,10 +141,23 @@ def test_a_level_may_count_large_blocks_above_its_tables():
 
     nine = st.Settings.make(**levels.LEVELS[9].options())
     assert (nine.mix_level, nine.counted_level, nine.large_level) == (7, 7, 8)
-    assert nine.counted_for(st.COUNTED_LARGE + 1) == (8, st.COUNTED_VERSION)
-    assert nine.recount_for(st.COUNTED_LARGE) == (7, st.COUNTED_VERSION)
-    assert nine.recount_for(4000) == (2, st.COUNTED_VERSION)  # 4000 bytes, 12 bits: no more than level 2 fills
+    assert nine.counted_for(st.COUNTED_LARGE + 1) == (8, cm_format.PRIMED)
+    assert nine.recount_for(st.COUNTED_LARGE) == (7, cm_format.PRIMED)
+    assert nine.recount_for(4000) == (2, cm_format.PRIMED)  # 4000 bytes, 12 bits: no more than level 2 fills
     assert st.Settings.make(mix=True, large=3).counted_for(st.COUNTED_LARGE + 1)[0] == st.COUNTED_LEVEL
     for bad in (dict(large=8), dict(mix=True, large=0)):
         with pytest.raises(ValueError, match="large blocks"):
             st.Settings.make(**bad)
+
+
+def test_the_top_levels_count_a_block_over_a_primer():
+    """-7 ... -9 count a block they give up in cm version 29 (over a primer where one fits it, lmzip.cm.primers); the
+    lower levels in COUNTED_VERSION; the counting levels run unprimed, and priming needs --mix."""
+    from lmzip.coding import settings as st
+
+    made = {k: st.Settings.make(**lv.options()) for k, lv in levels.LEVELS.items()}
+    assert {k for k, s in made.items() if s.counted_version == cm_format.PRIMED} == {7, 8, 9}
+    assert st.Settings.make(**levels.LEVELS[4].options()).recount_for(4000) == (2, st.COUNTED_VERSION)
+    assert "primed counting" in levels.LEVELS[9].what
+    with pytest.raises(ValueError, match="primed counting .* needs --mix"):
+        st.Settings.make(primed=True)

@@ -14,8 +14,8 @@ import pytest
 import lmzip
 from lmzip.api import LMCompressor, counting_level
 from lmzip.arith import versions
+from lmzip.coding import counting, stream
 from lmzip.coding import format as fmt
-from lmzip.coding import stream
 from lmzip.coding.settings import Settings
 from lmzip.errors import FormatError, LmzipError
 from tests.conftest import TEXT
@@ -49,8 +49,9 @@ GOLDEN_CM24 = GOLDEN.with_name("counted-v14-cm24.lmz")  # the same at cm level 7
 GOLDEN_CM25 = GOLDEN.with_name("counted-v14-cm25.lmz")  # the same at cm level 7 in cm version 25 (fields, phrases)
 GOLDEN_CM26 = GOLDEN.with_name("counted-v14-cm26.lmz")  # the same at cm level 7 in cm version 26 (nine models fewer)
 GOLDEN_CM27 = GOLDEN.with_name("counted-v14-cm27.lmz")  # the same at cm level 7 in cm version 27 (settled weight sets)
+GOLDEN_CM29 = GOLDEN.with_name("counted-v14-cm29.lmz")  # the same at cm level 7 in cm version 29 (the text primer)
 CM_GOLDEN = (  # newest first
-    GOLDEN_CM27, GOLDEN_CM26, GOLDEN_CM25, GOLDEN_CM24, GOLDEN_CM23, GOLDEN_CM22, GOLDEN_CM21, GOLDEN_CM20,
+    GOLDEN_CM29, GOLDEN_CM27, GOLDEN_CM26, GOLDEN_CM25, GOLDEN_CM24, GOLDEN_CM23, GOLDEN_CM22, GOLDEN_CM21, GOLDEN_CM20,
     GOLDEN_CM19, GOLDEN_CM18, GOLDEN_CM17, GOLDEN_CM16, GOLDEN_CM15, GOLDEN_CM14, GOLDEN_CM13, GOLDEN_CM12,
     GOLDEN_CM11, GOLDEN_CM10, GOLDEN_CM9, GOLDEN_CM8, GOLDEN_CM7, GOLDEN_CM6, GOLDEN_CM5, GOLDEN_CM4)
 GOLDEN_V10 = GOLDEN.with_name("counted-v10.lmz")  # the same, written before short frames had a payload length
@@ -105,7 +106,7 @@ def test_the_counting_golden_files_decode_and_are_reproduced():
     assert v12[fmt.parse_header(v12).size :] == frame[fmt.parse_header(frame).size + 18 :]
     assert v12[fmt.parse_header(v12).size :] == v10[fmt.parse_header(v10).size :]
     heads = [fmt.parse_header(f.read_bytes()) for f in (*CM_GOLDEN, GOLDEN_V14, GOLDEN, GOLDEN_V12, GOLDEN_V10)]
-    expected = [(14, v) for v in range(27, 2, -1)] + [(13, 2), (12, 1), (10, 1)]  # (frame, cm version)
+    expected = [(14, 29)] + [(14, v) for v in range(27, 2, -1)] + [(13, 2), (12, 1), (10, 1)]  # (frame, cm version)
     assert [(h.version, h.counted_by) for h in heads] == expected
     assert hashlib.sha256(GOLDEN_V14.read_bytes()).hexdigest()[:16] == "41f178d331039ea7"
     assert hashlib.sha256(GOLDEN_CM4.read_bytes()).hexdigest()[:16] == "d395525ea9bce626"
@@ -132,11 +133,13 @@ def test_the_counting_golden_files_decode_and_are_reproduced():
     assert hashlib.sha256(GOLDEN_CM25.read_bytes()).hexdigest()[:16] == "2a6d490993f0151c"
     assert hashlib.sha256(GOLDEN_CM26.read_bytes()).hexdigest()[:16] == "41dd2f20d8714dae"
     assert hashlib.sha256(GOLDEN_CM27.read_bytes()).hexdigest()[:16] == "fa7c1c7ff80a7b5c"
+    assert hashlib.sha256(GOLDEN_CM29.read_bytes()).hexdigest()[:16] == "9c1a939afa5c4cb7"
+    assert GOLDEN_CM29.read_bytes() == counting.encode(data, 7, None, True, version=29)[0]
     assert all(p[1][4] == 2 for p in fmt.read_frames(io.BytesIO(BLOCKS.read_bytes())))  # each frame's cm stream
 
 
 @pytest.mark.parametrize("cm_version, message", [(2, "corrupt header [(]cm version 2 in a version-14 frame"),
-                                                 (29, "cm stream version 29 is not supported")])
+                                                 (30, "cm stream version 30 is not supported")])
 def test_a_short_frame_of_an_unknown_cm_version_is_refused_in_one_line(cm_version, message):
     blob = GOLDEN_V14.read_bytes()
     at = fmt.parse_header(blob).size - 4 - 2  # the cm version: after the level, before the payload length
