@@ -46,7 +46,10 @@ def load(number: int) -> np.ndarray:
     if number not in PRIMERS:
         raise FormatError(f"cm stream names primer {number}, which this build does not know")
     name, digest = PRIMERS[number]
-    data = lzma.decompress((FOLDER / name).read_bytes())
+    try:
+        data = lzma.decompress((FOLDER / name).read_bytes())
+    except (OSError, lzma.LZMAError) as e:  # an install without its primers, or a damaged one
+        raise FormatError(f"primer {number} ({FOLDER / name}) cannot be read ({e}): reinstall lmzip") from e
     if hashlib.sha256(data).hexdigest() != digest:
         raise FormatError(f"primer {number} ({FOLDER / name}) is not the one this format names: reinstall lmzip")
     out = np.frombuffer(data, dtype=np.uint8)
