@@ -118,3 +118,20 @@ def hf_checkpoints(tmp_path_factory):
 
     root, tok = tmp_path_factory.mktemp("hf"), train_tokenizer()
     return {kind: make_checkpoint(kind, root / kind, tok) for kind in ("gpt2", "llama")}
+
+
+@pytest.fixture
+def short_primers(monkeypatch):
+    """Counting's primers cut to 2 KiB of every 32 KiB (each kind of the text primer kept): a primed stream's
+    mechanism at a fraction of the real primers' 256 KiB run; their bytes stay pinned by tests/cm/test_primers.py."""
+    import numpy as np
+
+    from lmzip.cm import primers
+
+    real = primers.load
+
+    def short(number: int) -> np.ndarray:
+        whole = real(number)
+        return np.concatenate([whole[i : i + 2048] for i in range(0, len(whole), 32768)])
+
+    monkeypatch.setattr(primers, "load", short)

@@ -49,10 +49,12 @@ ROUND_TRIPS = [(name, v) for v in fmt.VERSIONS for name in CASES
 
 
 @pytest.mark.parametrize("name, version", ROUND_TRIPS)
-def test_round_trip(name, version):
+def test_round_trip(name, version, request):
     """Every case through the first, the light and the newest version; text, code and binary through each version
     between (their bytes are pinned by the golden digests and files)."""
     data = CASES[name]
+    if version == fmt.PRIMED:  # the mechanism; the real primers' bytes: tests/cm/test_primers.py
+        request.getfixturevalue("short_primers")
     blob = cm.compress(data, LEVEL, version=version)
     unprimed = version == fmt.PRIMED and name not in ("text", "code")
     assert blob[4] == (fmt.SETTLED if unprimed else version)  # which models coded it (no primer fits: version 27's)

@@ -78,26 +78,26 @@ def test_what_is_not_text_gets_no_primer(data):
 
 
 @pytest.mark.parametrize("data", [TEXT, CODE, C_SOURCE, "Все счастливые семьи похожи друг на друга.\n".encode() * 9])
-def test_a_primed_stream_round_trips_and_names_its_primer(data):
+def test_a_primed_stream_round_trips_and_names_its_primer(data, short_primers):
     blob = cm.compress(data, 2, version=fmt.PRIMED)
     assert blob[4] == fmt.PRIMED and blob[fmt.HEADER_BYTES] == 0  # no filter
     assert blob[fmt.HEADER_BYTES + 1] == primers.choose(np.frombuffer(data, dtype=np.uint8)) != primers.NONE
     assert cm.decompress(blob) == data
 
 
-def test_the_primer_makes_a_short_file_of_its_kind_smaller():
+def test_the_primer_makes_a_short_file_of_its_kind_smaller(short_primers):
     primed, alone = (len(cm.compress(C_SOURCE, 2, version=v)) for v in (fmt.PRIMED, fmt.SETTLED))
     assert primed < 0.85 * alone
 
 
 @pytest.mark.parametrize("data", [bytes(range(256)) * 40, b""])
-def test_where_no_primer_fits_version_27_is_written(data):
+def test_where_no_primer_fits_version_27_is_written(data, short_primers):
     blob = cm.compress(data, 2, version=fmt.PRIMED)
     assert blob == cm.compress(data, 2, version=fmt.SETTLED)
     assert cm.decompress(blob) == data
 
 
-def test_a_primed_stream_naming_an_unknown_primer_or_none_fails_in_one_line():
+def test_a_primed_stream_naming_an_unknown_primer_or_none_fails_in_one_line(short_primers):
     blob = bytearray(cm.compress(C_SOURCE, 2, version=fmt.PRIMED))
     blob[fmt.HEADER_BYTES + 1] = 77
     with pytest.raises(FormatError, match="names primer 77, which this build does not know"):
@@ -137,7 +137,7 @@ def test_primer_0_in_a_primed_stream_is_version_27s_bytes():
     assert cm.decompress(head[:4] + bytes([fmt.PRIMED]) + head[5:] + filt + b"\x00" + payload) == C_SOURCE
 
 
-def test_text_the_primer_does_not_fit_stays_unprimed():
+def test_text_the_primer_does_not_fit_stays_unprimed(short_primers):
     """Letters drawn at random are text by their bytes, but code larger after the primer's words: the trial on the
     first bytes keeps none (held-out European prose, not English, does so too: +1.3-2.0% at level 7 primed)."""
     letters = bytes(random.Random(5).choice(b"abcdefghijklmnopqrstuvwxyz ") for _ in range(4000))
@@ -145,7 +145,7 @@ def test_text_the_primer_does_not_fit_stays_unprimed():
     assert cm.compress(letters, 2, version=fmt.PRIMED)[4] == fmt.SETTLED
 
 
-def test_the_cost_profile_of_a_primed_stream_counts_the_input_alone():
+def test_the_cost_profile_of_a_primed_stream_counts_the_input_alone(short_primers):
     from lmzip.cm.model import allocate, run
 
     src, before = np.frombuffer(C_SOURCE * 3, dtype=np.uint8), primers.load(primers.TEXT)
