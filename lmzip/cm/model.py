@@ -300,7 +300,7 @@ def run(encode: bool, src: np.ndarray, n: int, t: Tables, off: int = 0, marks: n
     """Encode src (n bytes) to a payload, or decode n bytes from the payload src (``off``: inputs
     silenced for an ablation, OFF_* bits, and ``silence``: hashed models, rows of ``ht``, silenced one by one; none
     in any file; ``marks``, K int64s: the encoder records there the payload's length after every K-th part of the
-    input, its cost profile)."""
+    input, its cost profile; ``primer``: bytes the models run over first, learning, none coded: cm version 29)."""
     marks = np.zeros(0, dtype=np.int64) if marks is None else marks
     st = new_state()
     first = 0 if primer is None else len(primer)
